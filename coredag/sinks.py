@@ -1,0 +1,137 @@
+"""Sink processors and the terminal outputs a job hands back to its driver."""
+
+import logging
+import os
+import sys
+from collections.abc import Iterator
+
+import attrs
+
+from coredag.errors import DagError
+from coredag.processor import AbstractProcessor, ProcessorContext
+from coredag.standard import PartitionFunction, StandardProcessorSupplier
+
+
+@attrs.frozen
+class CollectToList:
+    """Terminal output: the driver appends the sink's items to the named list."""
+
+    listName: str
+
+
+@attrs.frozen
+class SaveAsTextFiles:
+    """Terminal output: Spark writes the sink's lines as committed part files in a directory."""
+
+    directory: str
+
+
+TerminalOutput = CollectToList | SaveAsTextFiles | None
+
+
+class SinkSupplier(StandardProcessorSupplier):
+    """A sink; its processors hand items to ``terminalOutput`` through outbox bucket 0."""
+
+    terminalOutput: TerminalOutput = None
+
+
+@attrs.frozen
+class ListSinkP(SinkSupplier):
+    """Appends every item to the list ``listName`` that ``Jet.getList`` returns."""
+
+    listName: str
+
+    @property
+    def terminalOutput(self) -> CollectToList:
+        """Return where the items go: the driver's list."""
+        return CollectToList(self.listName)
+
+    def fastPath(self, context: ProcessorContext) -> PartitionFunction:
+        """Return the identity: the items themselves go to the driver."""
+        return iter
+
+    def __call__(self) -> "ForwardingSinkProcessor":
+        return ForwardingSinkProcessor(lambda item: item)
+
+
+@attrs.frozen
+class FilesSinkP(SinkSupplier):
+    """Writes ``str(item)`` per line into part files of a new directory, committed by Spark."""
+
+    directory: str
+
+    @property
+    def terminalOutput(self) -> SaveAsTextFiles:
+        """Return where the lines go: committed part files."""
+        return SaveAsTextFiles(self.directory)
+
+    def preflight(self) -> "FilesSinkP":
+        """Refuse an existing output directory, before anything runs."""
+        if os.path.exists(self.directory):
+            raise DagError(
+                f"Sinks.files: the output directory '{self.directory}' already exists; "
+                "choose a new directory or remove this one (it was left untouched)"
+            )
+        return self
+
+    def fastPath(self, context: ProcessorContext) -> PartitionFunction:
+        """Return a function turning each item into its line."""
+        return lambda items: map(str, items)
+
+    def __call__(self) -> "ForwardingSinkProcessor":
+        return ForwardingSinkProcessor(str)
+
+
+@attrs.frozen
+class LoggerSinkP(SinkSupplier):
+    """Logs every item at INFO level to the logger ``sparkjet.loggerSink`` on the worker."""
+
+    def fastPath(self, context: ProcessorContext) -> PartitionFunction:
+        """Return a loop that logs each item and emits nothing."""
+        logger = workerLogger(context)
+        return lambda items: _logEach(logger, items)
+
+    def __call__(self) -> "LoggingProcessor":
+        return LoggingProcessor()
+
+
+def workerLogger(context: ProcessorContext) -> logging.Logger:
+    """Return the processor's logger, printing INFO to stderr if nothing configured it."""
+    logger = context.logger
+    root = logging.getLogger()
+    if not root.handlers and not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+    return logger
+
+
+def _logEach(logger: logging.Logger, items) -> Iterator:
+    for item in items:
+        logger.info("%s", item)
+    return iter(())
+
+
+class ForwardingSinkProcessor(AbstractProcessor):
+    """Offers each item, converted, to bucket 0: the vertex's terminal output."""
+
+    def __init__(self, convert) -> None:
+        self._convert = convert
+
+    def tryProcess0(self, item) -> bool:
+        """Forward ``item`` to the terminal output."""
+        return self.tryEmit(self._convert(item), 0)
+
+
+class LoggingProcessor(AbstractProcessor):
+    """Logs each item."""
+
+    def onInit(self, context: ProcessorContext) -> None:
+        """Set up the logger."""
+        self._logger = workerLogger(context)
+
+    def tryProcess0(self, item) -> bool:
+        """Log ``item``."""
+        self._logger.info("%s", item)
+        return True
