@@ -20,7 +20,6 @@ from coredag.edge import Edge, RoutingPolicy
 from coredag.errors import DagError, JobError, UserFunctionError, shorten
 from coredag.partitioner import DefaultPartitioner
 from coredag.sinks import CollectToList, SaveAsTextFiles, SinkSupplier
-from coredag.standard import StandardProcessorSupplier
 from coredag.tasklet import TaskletSpec, runPartition
 from coredag.transport import TRANSPORTED, TransportedError, restoreError, summarizeFailure
 
@@ -52,12 +51,14 @@ class JobOutcome:
 
 
 def executeDag(spark: SparkSession, dag: DAG, jobName: str) -> JobOutcome:
-    """Run ``dag`` on ``spark`` and return its list sinks' items; a failure leaves no output."""
-    dag.validate()
+    """Run a validated, preflighted ``dag``; return its list sinks' items.
+
+    A failure leaves no output: part files already written by this job are removed.
+    """
     sc = spark.sparkContext
     parallelism = {v.name: v.determineLocalParallelism(sc.defaultParallelism) for v in dag}
     _checkIsolatedEdges(dag, parallelism)
-    suppliers = {v.name: _preflight(v.processorSupplier) for v in dag}
+    suppliers = {v.name: v.processorSupplier for v in dag}
     builder = _RddBuilder(sc, dag, parallelism, suppliers, jobName)
     written: list[str] = []
     try:
@@ -69,12 +70,6 @@ def executeDag(spark: SparkSession, dag: DAG, jobName: str) -> JobOutcome:
     finally:
         builder.unpersist()
     return JobOutcome(lists)
-
-
-def _preflight(supplier):
-    if isinstance(supplier, StandardProcessorSupplier):
-        return supplier.preflight()
-    return supplier
 
 
 def _checkIsolatedEdges(dag: DAG, parallelism: dict[str, int]) -> None:

@@ -3,6 +3,9 @@
 import abc
 from collections.abc import Callable, Iterator
 
+import attrs
+
+from coredag.dag import DAG
 from coredag.processor import Processor, ProcessorContext
 
 PartitionFunction = Callable[[Iterator], Iterator]
@@ -26,3 +29,16 @@ class StandardProcessorSupplier(abc.ABC):
     def preflight(self) -> "StandardProcessorSupplier":
         """Check the job's inputs and outputs on the driver; return the supplier to run."""
         return self
+
+
+def preflightDag(dag: DAG) -> DAG:
+    """Return a copy of ``dag`` whose standard suppliers checked their inputs and outputs."""
+    checked = DAG()
+    for vertex in dag.vertices():
+        supplier = vertex.processorSupplier
+        if isinstance(supplier, StandardProcessorSupplier):
+            vertex = attrs.evolve(vertex, processorSupplier=supplier.preflight())
+        checked.vertex(vertex)
+    for edge in dag.edges():
+        checked.edge(edge)
+    return checked

@@ -1,0 +1,23 @@
+"""The Pipeline API: what a user writes."""
+
+from coredag.aggregate_operation import AggregateOperation
+from pipeline.aggregate_operations import AggregateOperations
+from pipeline.errors import PipelineError
+from pipeline.functions import wholeItem
+from pipeline.pipeline import Pipeline
+from pipeline.sinks import Sinks
+from pipeline.sources import Sources
+from pipeline.stage import BatchStage, BatchStageWithKey, SinkStage
+
+__all__ = [
+    "AggregateOperation",
+    "AggregateOperations",
+    "BatchStage",
+    "BatchStageWithKey",
+    "Pipeline",
+    "PipelineError",
+    "SinkStage",
+    "Sinks",
+    "Sources",
+    "wholeItem",
+]

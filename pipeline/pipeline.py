@@ -1,0 +1,49 @@
+"""The Pipeline: the one mutable object of the API, an append-only graph of transforms."""
+
+from collections.abc import Callable
+
+from pipeline.naming import makeNamesUnique
+from pipeline.pipeline_graph import PipelineGraph
+from pipeline.sources import BatchSource
+from pipeline.transforms import SourceTransform, Transform
+
+
+class Pipeline:
+    """A graph of stages; stages are added, renamed or re-parallelized, never removed."""
+
+    def __init__(self) -> None:
+        self._transforms: list[Transform] = []
+        self._upstream: list[tuple[int, ...]] = []
+
+    @classmethod
+    def create(cls) -> "Pipeline":
+        """Return a new, empty pipeline."""
+        return cls()
+
+    def readFrom(self, source: BatchSource) -> "BatchStage":
+        """Add a stage reading ``source`` and return it."""
+        from pipeline.stage import BatchStage
+
+        return BatchStage(self, self.attach(SourceTransform(source.name, source=source), ()))
+
+    def attach(self, transform: Transform, upstream: tuple[int, ...]) -> int:
+        """Add ``transform`` fed by the transforms at ``upstream``; return its index."""
+        self._transforms.append(transform)
+        self._upstream.append(upstream)
+        return len(self._transforms) - 1
+
+    def transformAt(self, index: int) -> Transform:
+        """Return the transform at ``index``."""
+        return self._transforms[index]
+
+    def update(self, index: int, change: Callable[[Transform], Transform]) -> None:
+        """Replace the transform at ``index`` with ``change(transform)`` (a rename, say)."""
+        self._transforms[index] = change(self._transforms[index])
+
+    def graph(self) -> PipelineGraph:
+        """Return an immutable snapshot of the pipeline."""
+        return PipelineGraph(tuple(self._transforms), tuple(self._upstream))
+
+    def toDotString(self) -> str:
+        """Return the pipeline graph in Jet's DOT format, with unique stage names."""
+        return makeNamesUnique(self.graph()).toDotString()

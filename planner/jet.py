@@ -1,0 +1,79 @@
+"""The client's side of a job: Jet plans a pipeline and runs its Core DAG on Spark."""
+
+import concurrent.futures
+import itertools
+import threading
+
+from coredag.dag import DAG
+from coredag.standard import preflightDag
+from pipeline.pipeline import Pipeline
+from planner.planning import plan
+
+
+class Job:
+    """A submitted job; ``join()`` waits for it and raises its error, if any."""
+
+    def __init__(self, name: str, future: concurrent.futures.Future) -> None:
+        self.name = name
+        self._future = future
+
+    def getName(self) -> str:
+        """Return the job's name."""
+        return self.name
+
+    def join(self) -> None:
+        """Wait until the job completes; raise the error that failed it."""
+        self._future.result()
+
+
+class Jet:
+    """Runs jobs on Spark: an embedded local session by default, or a given one or master."""
+
+    _jobNumbers = itertools.count(1)
+
+    def __init__(self, spark=None, master: str | None = None) -> None:
+        if spark is not None and master is not None:
+            raise ValueError("Jet: pass either spark (a SparkSession) or master (a URL), not both")
+        self._spark = spark
+        self._ownsSpark = spark is None
+        self._master = master or "local[*]"
+        self._lists: dict[str, list] = {}
+        self._lock = threading.Lock()
+        self._executor = concurrent.futures.ThreadPoolExecutor(thread_name_prefix="sparkjet-job")
+
+    def spark(self):
+        """Return the SparkSession jobs run on, starting the embedded one on first use."""
+        with self._lock:
+            if self._spark is None:
+                from coredag.execution import embeddedSession
+
+                self._spark = embeddedSession(self._master)
+            return self._spark
+
+    def newJob(self, work: Pipeline | DAG, name: str | None = None) -> Job:
+        """Plan ``work`` (a Pipeline or a Core DAG), check its inputs and outputs, start it."""
+        from coredag.execution import executeDag
+
+        dag = plan(work) if isinstance(work, Pipeline) else work
+        dag = preflightDag(dag.validate())
+        jobName = name or f"job-{next(Jet._jobNumbers)}"
+        spark = self.spark()
+
+        def run() -> None:
+            outcome = executeDag(spark, dag, jobName)
+            with self._lock:
+                for listName, items in outcome.lists.items():
+                    self._lists.setdefault(listName, []).extend(items)
+
+        return Job(jobName, self._executor.submit(run))
+
+    def getList(self, name: str) -> list:
+        """Return the list that jobs' ``Sinks.list(name)`` appended to (empty if none did)."""
+        with self._lock:
+            return self._lists.setdefault(name, [])
+
+    def shutdown(self) -> None:
+        """Wait for running jobs, then stop the Spark session if Jet started it."""
+        self._executor.shutdown(wait=True)
+        if self._spark is not None and self._ownsSpark:
+            self._spark.stop()

@@ -1,0 +1,164 @@
+"""Lowering: each pipeline stage becomes Core DAG vertices and edges, one function per kind."""
+
+import operator
+from collections.abc import Callable
+
+from coredag.aggregation import (
+    AccumulateByKeyP,
+    AccumulateP,
+    AggregateByKeyP,
+    AggregateP,
+    CombineByKeyP,
+    CombineP,
+)
+from coredag.dag import DAG
+from coredag.dot import PREPARE_SUFFIX
+from coredag.edge import Edge
+from coredag.sinks import FilesSinkP, ListSinkP, LoggerSinkP
+from coredag.sources import ItemsP, ReadFilesP
+from coredag.stateless import StatelessChainP, StatelessStep, StepKind
+from coredag.vertex import LOCAL_PARALLELISM_USE_DEFAULT, Vertex
+from pipeline.pipeline_graph import PipelineGraph
+from pipeline.sinks import FilesSink, ListSink, LoggerSink
+from pipeline.sources import FilesSource, ItemsSource
+from pipeline.transforms import (
+    AggregateTransform,
+    FilterTransform,
+    FlatMapTransform,
+    GroupTransform,
+    MapTransform,
+    SinkTransform,
+    SourceTransform,
+    Transform,
+)
+from planner.fusion import FusedTransform
+
+EdgeCustomizer = Callable[[Edge], Edge]
+_entryKey = operator.itemgetter(0)
+
+
+class DagBuilder:
+    """The DAG being built, the vertex each lowered stage emits from, and its next ordinal."""
+
+    def __init__(self, graph: PipelineGraph) -> None:
+        self.graph = graph
+        self.dag = DAG()
+        self._exits: dict[int, Vertex] = {}
+        self._nextOrdinal: dict[str, int] = {}
+
+    def addVertex(self, name: str, supplier, localParallelism: int) -> Vertex:
+        """Add a vertex to the DAG and return it."""
+        return self.dag.newVertex(name, supplier, localParallelism)
+
+    def setExit(self, index: int, vertex: Vertex) -> None:
+        """Record ``vertex`` as the one stage ``index`` emits from."""
+        self._exits[index] = vertex
+
+    def addEdges(self, index: int, vertex: Vertex, customize: EdgeCustomizer = lambda e: e) -> None:
+        """Connect the stages feeding stage ``index`` to ``vertex``, at ordinals 0, 1, ..."""
+        for destOrdinal, upstream in enumerate(self.graph.upstream[index]):
+            source = self._exits[upstream]
+            sourceOrdinal = self._nextOrdinal.get(source.name, 0)
+            self.addEdge(customize(Edge.from_(source, sourceOrdinal).to(vertex, destOrdinal)))
+
+    def addEdge(self, edge: Edge) -> None:
+        """Add an edge, counting its source ordinal as used."""
+        self._nextOrdinal[edge.sourceName] = max(self._nextOrdinal.get(edge.sourceName, 0), edge.sourceOrdinal + 1)
+        self.dag.edge(edge)
+
+
+def lowerToDag(graph: PipelineGraph) -> DAG:
+    """Lower every stage, in creation order, into one Core DAG."""
+    builder = DagBuilder(graph)
+    for index, transform in enumerate(graph.transforms):
+        _LOWERINGS[type(transform)](builder, index, transform)
+    return builder.dag
+
+
+def lowerSource(builder: DagBuilder, index: int, transform: SourceTransform) -> None:
+    """A source is one vertex with no input."""
+    supplier = _SOURCE_SUPPLIERS[type(transform.source)](transform.source)
+    builder.setExit(index, builder.addVertex(transform.name, supplier, transform.localParallelism))
+
+
+def statelessStep(transform: Transform) -> StatelessStep:
+    """Return the step that runs one map, filter or flat-map stage."""
+    if isinstance(transform, MapTransform):
+        return StatelessStep(StepKind.MAP, transform.mapFn, transform.name)
+    if isinstance(transform, FilterTransform):
+        return StatelessStep(StepKind.FILTER, transform.filterFn, transform.name)
+    return StatelessStep(StepKind.FLAT_MAP, transform.flatMapFn, transform.name)
+
+
+def lowerStateless(builder: DagBuilder, index: int, transform: Transform) -> None:
+    """A map, filter or flat-map stage, or a fused chain of them, is one vertex."""
+    stages = transform.stages if isinstance(transform, FusedTransform) else (transform,)
+    supplier = StatelessChainP(tuple(statelessStep(stage) for stage in stages))
+    vertex = builder.addVertex(transform.name, supplier, transform.localParallelism)
+    builder.addEdges(index, vertex)
+    builder.setExit(index, vertex)
+
+
+def lowerGroup(builder: DagBuilder, index: int, transform: GroupTransform) -> None:
+    """``group-and-aggregate-prepare`` -(distributed partitioned)-> ``group-and-aggregate``;
+    one distributed partitioned stage when the operation has no combine."""
+    name, op, keyFn = transform.name, transform.aggrOp, transform.keyFn
+    parallelism = transform.localParallelism
+    if op.combineFn is None:
+        vertex = builder.addVertex(name, AggregateByKeyP(keyFn, op, name), parallelism)
+        builder.addEdges(index, vertex, lambda e: e.distributed().partitioned(keyFn))
+    else:
+        prepare = builder.addVertex(name + PREPARE_SUFFIX, AccumulateByKeyP(keyFn, op, name), parallelism)
+        vertex = builder.addVertex(name, CombineByKeyP(op, name), parallelism)
+        builder.addEdges(index, prepare, lambda e: e.partitioned(keyFn))
+        builder.addEdge(Edge.between(prepare, vertex).distributed().partitioned(_entryKey))
+    builder.setExit(index, vertex)
+
+
+def lowerAggregate(builder: DagBuilder, index: int, transform: AggregateTransform) -> None:
+    """``aggregate-prepare`` -(distributed all-to-one)-> ``aggregate`` (parallelism 1);
+    one all-to-one stage when the operation has no combine."""
+    name, op = transform.name, transform.aggrOp
+    if op.combineFn is None:
+        vertex = builder.addVertex(name, AggregateP(op, name), 1)
+        builder.addEdges(index, vertex, lambda e: e.distributed().allToOne(name))
+    else:
+        prepare = builder.addVertex(name + PREPARE_SUFFIX, AccumulateP(op, name), transform.localParallelism)
+        vertex = builder.addVertex(name, CombineP(op, name), 1)
+        builder.addEdges(index, prepare)
+        builder.addEdge(Edge.between(prepare, vertex).distributed().allToOne(name))
+    builder.setExit(index, vertex)
+
+
+def lowerSink(builder: DagBuilder, index: int, transform: SinkTransform) -> None:
+    """A sink is one vertex; list and logger sinks default to parallelism 1, as in Jet."""
+    supplier, defaultParallelism = _SINK_SUPPLIERS[type(transform.sink)](transform.sink)
+    parallelism = transform.localParallelism
+    vertex = builder.addVertex(
+        transform.name, supplier, parallelism if parallelism > 0 else defaultParallelism
+    )
+    builder.addEdges(index, vertex)
+
+
+_SOURCE_SUPPLIERS = {
+    FilesSource: lambda source: ReadFilesP(source.directory, source.glob, source.charset),
+    ItemsSource: lambda source: ItemsP(source.items),
+}
+
+_SINK_SUPPLIERS = {
+    ListSink: lambda sink: (ListSinkP(sink.listName), 1),
+    LoggerSink: lambda sink: (LoggerSinkP(), 1),
+    FilesSink: lambda sink: (FilesSinkP(sink.directory), LOCAL_PARALLELISM_USE_DEFAULT),
+}
+
+
+_LOWERINGS = {
+    SourceTransform: lowerSource,
+    MapTransform: lowerStateless,
+    FilterTransform: lowerStateless,
+    FlatMapTransform: lowerStateless,
+    FusedTransform: lowerStateless,
+    GroupTransform: lowerGroup,
+    AggregateTransform: lowerAggregate,
+    SinkTransform: lowerSink,
+}
