@@ -1,5 +1,7 @@
 """Drawing a Core DAG: Jet's DOT text and a graphviz picture."""
 
+import os
+
 import graphviz
 
 from coredag.dag import DAG
@@ -83,3 +85,24 @@ def dagToGraphviz(dag: DAG, defaultParallelism: int | None = None) -> graphviz.D
             style="bold" if edge.isDistributed else "solid",
         )
     return graph
+
+
+def writeSvg(graph: graphviz.Digraph, path: str) -> tuple[str, str | None]:
+    """Write ``graph`` as SVG to ``path``; without graphviz's ``dot``, write DOT text instead.
+
+    Returns the path written and, when it is DOT text, a note saying how to get the SVG.
+    """
+    try:
+        svg = graph.pipe(format="svg")
+    except graphviz.ExecutableNotFound:
+        dotPath = os.path.splitext(path)[0] + ".dot"
+        with open(dotPath, "w", encoding="utf-8") as file:
+            file.write(graph.source)
+        return dotPath, (
+            f"graphviz's 'dot' program is not installed, so no SVG was drawn; the plan's DOT "
+            f"text is in {dotPath}. Install graphviz (Debian/Ubuntu: apt-get install graphviz, "
+            "macOS: brew install graphviz) and run again to get the SVG."
+        )
+    with open(path, "wb") as file:
+        file.write(svg)
+    return path, None

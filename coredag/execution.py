@@ -25,7 +25,11 @@ from coredag.transport import TRANSPORTED, TransportedError, restoreError, summa
 
 
 def embeddedSession(master: str = "local[*]", appName: str = "sparkjet") -> SparkSession:
-    """Return a SparkSession whose Python workers run this interpreter with this sys.path."""
+    """Return the active SparkSession, or start one whose Python workers run this
+    interpreter with this ``sys.path`` (so they import what the driver imports)."""
+    active = activeSession()
+    if active is not None:
+        return active
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
@@ -41,6 +45,11 @@ def embeddedSession(master: str = "local[*]", appName: str = "sparkjet") -> Spar
     )
     session.sparkContext.setLogLevel("FATAL")
     return session
+
+
+def activeSession() -> SparkSession | None:
+    """Return the SparkSession active in this process, if any."""
+    return SparkSession.getActiveSession()
 
 
 @attrs.frozen

@@ -1,13 +1,32 @@
 """The client's side of a job: Jet plans a pipeline and runs its Core DAG on Spark."""
 
 import concurrent.futures
+import contextlib
+import contextvars
 import itertools
 import threading
+from collections.abc import Iterator
 
 from coredag.dag import DAG
 from coredag.standard import preflightDag
 from pipeline.pipeline import Pipeline
 from planner.planning import plan
+
+
+_capturedJobs: contextvars.ContextVar[list | None] = contextvars.ContextVar(
+    "capturedJobs", default=None
+)
+
+
+@contextlib.contextmanager
+def capturingJobs() -> Iterator[list[tuple[str, Pipeline | DAG]]]:
+    """Within the block, ``newJob`` records ``(name, work)`` instead of running anything."""
+    captured: list[tuple[str, Pipeline | DAG]] = []
+    token = _capturedJobs.set(captured)
+    try:
+        yield captured
+    finally:
+        _capturedJobs.reset(token)
 
 
 class Job:
@@ -35,7 +54,7 @@ class Jet:
         if spark is not None and master is not None:
             raise ValueError("Jet: pass either spark (a SparkSession) or master (a URL), not both")
         self._spark = spark
-        self._ownsSpark = spark is None
+        self._ownsSpark = False
         self._master = master or "local[*]"
         self._lists: dict[str, list] = {}
         self._lock = threading.Lock()
@@ -45,8 +64,9 @@ class Jet:
         """Return the SparkSession jobs run on, starting the embedded one on first use."""
         with self._lock:
             if self._spark is None:
-                from coredag.execution import embeddedSession
+                from coredag.execution import activeSession, embeddedSession
 
+                self._ownsSpark = activeSession() is None
                 self._spark = embeddedSession(self._master)
             return self._spark
 
@@ -55,8 +75,12 @@ class Jet:
         from coredag.execution import executeDag
 
         dag = plan(work) if isinstance(work, Pipeline) else work
-        dag = preflightDag(dag.validate())
         jobName = name or f"job-{next(Jet._jobNumbers)}"
+        captured = _capturedJobs.get()
+        if captured is not None:
+            captured.append((jobName, work))
+            return Job(jobName, _completed())
+        dag = preflightDag(dag.validate())
         spark = self.spark()
 
         def run() -> None:
@@ -77,3 +101,9 @@ class Jet:
         self._executor.shutdown(wait=True)
         if self._spark is not None and self._ownsSpark:
             self._spark.stop()
+
+
+def _completed() -> concurrent.futures.Future:
+    future: concurrent.futures.Future = concurrent.futures.Future()
+    future.set_result(None)
+    return future

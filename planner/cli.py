@@ -1,0 +1,84 @@
+"""The ``sparkjet`` command: plan or run the pipelines a script submits."""
+
+import argparse
+import os
+import runpy
+import sys
+
+from coredag.dag import DAG
+from planner.jet import capturingJobs
+from planner.planning import plan
+from planner.render import writePlanSvg
+
+EXAMPLES = """examples:
+  sparkjet plan tutorials/01_word_count.py --svg plan.svg   draw the plan, run nothing
+  sparkjet plan tutorials/01_word_count.py --dot plan.dot   write the Core DAG in Jet's DOT
+  sparkjet run tutorials/01_word_count.py --top 5           run the script's jobs on Spark
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the command line and plan or run a script; return the exit status."""
+    parser = argparse.ArgumentParser(
+        prog="sparkjet",
+        description="Plan or run sparkjet pipelines on Spark.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    planCommand = commands.add_parser("plan", help="plan the jobs a script submits, without running them")
+    planCommand.add_argument("script")
+    planCommand.add_argument("--svg", metavar="FILE", help="draw the plan (pipeline and Core DAG) as SVG")
+    planCommand.add_argument("--dot", metavar="FILE", help="write the Core DAG in Jet's DOT format")
+    runCommand = commands.add_parser("run", help="run a script's jobs on Spark")
+    runCommand.add_argument("script")
+    args, scriptArgs = parser.parse_known_args(argv)
+    if not os.path.isfile(args.script):
+        print(f"sparkjet: no script at '{args.script}'", file=sys.stderr)
+        return 2
+    try:
+        if args.command == "plan":
+            return planScript(args.script, scriptArgs, args.svg, args.dot)
+        runScript(args.script, scriptArgs)
+        return 0
+    except Exception as error:
+        print(f"sparkjet: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
+
+
+def runScript(script: str, scriptArgs: list[str]) -> None:
+    """Run ``script`` as ``__main__`` with ``scriptArgs`` as its arguments."""
+    savedArgv = sys.argv
+    sys.argv = [script, *scriptArgs]
+    try:
+        runpy.run_path(script, run_name="__main__")
+    finally:
+        sys.argv = savedArgv
+
+
+def planScript(script: str, scriptArgs: list[str], svg: str | None, dot: str | None) -> int:
+    """Run ``script`` with jobs captured, not run; draw or print each job's plan."""
+    with capturingJobs() as jobs:
+        runScript(script, scriptArgs)
+    if not jobs:
+        print(f"sparkjet: {script} submitted no job", file=sys.stderr)
+        return 1
+    for number, (name, work) in enumerate(jobs, start=1):
+        dag = work if isinstance(work, DAG) else plan(work)
+        if dot:
+            with open(_numbered(dot, number), "w", encoding="utf-8") as file:
+                file.write(dag.toDotString() + "\n")
+            print(f"wrote the Core DAG of {name} to {_numbered(dot, number)}")
+        if svg:
+            written, note = writePlanSvg(work, _numbered(svg, number))
+            print(note or f"wrote the plan of {name} to {written}")
+        if not dot and not svg:
+            print(dag.toDotString())
+    return 0
+
+
+def _numbered(path: str, number: int) -> str:
+    if number == 1:
+        return path
+    stem, extension = os.path.splitext(path)
+    return f"{stem}-{number}{extension}"
