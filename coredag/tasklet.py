@@ -55,7 +55,8 @@ def runPartition(spec: TaskletSpec, index: int, items: Iterator) -> Iterator:
     if len(spec.inboundOrdinals) == 1:
         inputs = [(spec.inboundOrdinals[0], items)]
     else:
-        inputs = [(ordinal, (item for _, item in run)) for ordinal, run in itertools.groupby(items, key=_ordinalOf)]
+        runs = itertools.groupby(items, key=_ordinalOf)
+        inputs = ((ordinal, (item for _, item in run)) for ordinal, run in runs)
     output = runCooperatively(spec, context, inputs)
     if spec.bucketCount > 1:
         return output

@@ -1,0 +1,115 @@
+"""Hand-built Core DAGs on Spark: routing, several inputs and outputs, user processors."""
+
+from collections import Counter
+
+import pytest
+
+from coredag import DAG, AbstractProcessor, Edge, Partitioner
+from coredag.sinks import ListSinkP
+from coredag.sources import ItemsP
+from planner import Jet
+
+pytestmark = pytest.mark.spark
+
+
+class TagWithIndex(AbstractProcessor):
+    """Emits ``(globalProcessorIndex, ordinal, item)`` for every item it receives."""
+
+    def tryProcess(self, ordinal=None, item=None) -> bool:
+        if ordinal is None:
+            return True
+        return self.tryEmit((self.context.globalProcessorIndex, ordinal, item))
+
+
+class EvenOdd(Partitioner):
+    """Even keys to partition 0, odd keys to the last partition."""
+
+    def getPartition(self, key, partitionCount: int) -> int:
+        return 0 if key % 2 == 0 else partitionCount - 1
+
+
+def received(jet: Jet, dag: DAG) -> list[tuple]:
+    jet.newJob(dag).join()
+    return list(jet.getList("received"))
+
+
+def routedDag(customize, items=range(40), upstream: int = 3, downstream: int = 4) -> DAG:
+    dag = DAG()
+    source = dag.newVertex("source", ItemsP(tuple(items)), upstream)
+    tagger = dag.newVertex("tagger", TagWithIndex, downstream)
+    sink = dag.newVertex("sink", ListSinkP("received"), 1)
+    dag.edge(customize(Edge.between(source, tagger))).edge(Edge.between(tagger, sink))
+    return dag
+
+
+def test_distributed_unicast_delivers_each_item_once_over_all_processors(jet):
+    tagged = received(jet, routedDag(lambda e: e.distributed(), range(400)))
+    assert sorted(item for _, _, item in tagged) == list(range(400))
+    assert set(index for index, _, _ in tagged) == {0, 1, 2, 3}
+
+
+def test_partitioned_sends_each_key_to_one_processor(jet):
+    tagged = received(jet, routedDag(lambda e: e.distributed().partitioned(lambda x: x % 5)))
+    owners = {}
+    for index, _, item in tagged:
+        owners.setdefault(item % 5, set()).add(index)
+    assert all(len(processors) == 1 for processors in owners.values())
+    assert sorted(item for _, _, item in tagged) == list(range(40))
+
+
+def test_custom_partitioner_is_obeyed(jet):
+    tagged = received(jet, routedDag(lambda e: e.distributed().partitioned(lambda x: x, EvenOdd())))
+    assert {index for index, _, item in tagged if item % 2 == 0} == {0}
+    assert {index for index, _, item in tagged if item % 2 == 1} == {3}
+
+
+def test_broadcast_reaches_every_processor(jet):
+    tagged = received(jet, routedDag(lambda e: e.distributed().broadcast(), range(10)))
+    assert Counter((index, item) for index, _, item in tagged) == Counter(
+        {(index, item): 1 for index in range(4) for item in range(10)}
+    )
+
+
+def test_all_to_one_sends_everything_to_one_processor(jet):
+    tagged = received(jet, routedDag(lambda e: e.distributed().allToOne()))
+    assert len({index for index, _, _ in tagged}) == 1
+    assert sorted(item for _, _, item in tagged) == list(range(40))
+
+
+def test_isolated_edge_keeps_processor_i_to_i(jet):
+    dag = DAG()
+    source = dag.newVertex("source", ItemsP(tuple(range(30))), 3)
+    first = dag.newVertex("first", TagWithIndex, 3)
+    second = dag.newVertex("second", TagWithIndex, 3)
+    sink = dag.newVertex("sink", ListSinkP("received"), 1)
+    dag.edge(Edge.between(source, first)).edge(Edge.between(first, second).isolated())
+    dag.edge(Edge.between(second, sink))
+    tagged = received(jet, dag)
+    assert all(index == inner[0] for index, _, inner in tagged)
+    assert sorted(inner[2] for _, _, inner in tagged) == list(range(30))
+
+
+def test_two_inputs_arrive_on_their_ordinals_lower_priority_number_first(jet):
+    dag = DAG()
+    left = dag.newVertex("left", ItemsP(tuple(f"L{i}" for i in range(20))), 2)
+    right = dag.newVertex("right", ItemsP(tuple(f"R{i}" for i in range(20))), 3)
+    merge = dag.newVertex("merge", TagWithIndex, 2)
+    sink = dag.newVertex("sink", ListSinkP("received"), 1)
+    dag.edge(Edge.from_(left).to(merge, 0).distributed())
+    dag.edge(Edge.from_(right).to(merge, 1).distributed().priority(-1))
+    dag.edge(Edge.between(merge, sink))
+    tagged = received(jet, dag)
+    assert sorted(item for _, ordinal, item in tagged if ordinal == 0) == sorted(f"L{i}" for i in range(20))
+    assert sorted(item for _, ordinal, item in tagged if ordinal == 1) == sorted(f"R{i}" for i in range(20))
+    for processor in (0, 1):
+        ordinals = [ordinal for index, ordinal, _ in tagged if index == processor]
+        assert ordinals == sorted(ordinals, reverse=True), "priority -1 (ordinal 1) comes first"
+
+
+def test_vertex_with_two_outbound_edges_feeds_both(jet):
+    dag = DAG()
+    source = dag.newVertex("source", ItemsP(tuple(range(12))), 2)
+    left = dag.newVertex("left", ListSinkP("received"), 1)
+    right = dag.newVertex("right", ListSinkP("received"), 1)
+    dag.edge(Edge.from_(source, 0).to(left)).edge(Edge.from_(source, 1).to(right))
+    assert sorted(received(jet, dag)) == sorted(list(range(12)) * 2)
