@@ -74,13 +74,13 @@ class Jet:
         """Plan ``work`` (a Pipeline or a Core DAG), check its inputs and outputs, start it."""
         from coredag.execution import executeDag
 
-        dag = plan(work) if isinstance(work, Pipeline) else work
+        dag = (plan(work) if isinstance(work, Pipeline) else work).validate()
         jobName = name or f"job-{next(Jet._jobNumbers)}"
         captured = _capturedJobs.get()
         if captured is not None:
             captured.append((jobName, work))
             return Job(jobName, _completed())
-        dag = preflightDag(dag.validate())
+        dag = preflightDag(dag)
         spark = self.spark()
 
         def run() -> None:
