@@ -24,6 +24,9 @@ from coredag.tasklet import TaskletSpec, runPartition
 from coredag.transport import TRANSPORTED, TransportedError, restoreError, summarizeFailure
 
 
+_LOG4J2 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
+
+
 def embeddedSession(master: str = "local[*]", appName: str = "sparkjet") -> SparkSession:
     """Return the active SparkSession, or start one whose Python workers run this
     interpreter with this ``sys.path`` (so they import what the driver imports)."""
@@ -41,9 +44,9 @@ def embeddedSession(master: str = "local[*]", appName: str = "sparkjet") -> Spar
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "8")
+        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{_LOG4J2}")
         .getOrCreate()
     )
-    session.sparkContext.setLogLevel("FATAL")
     return session
 
 

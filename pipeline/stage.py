@@ -25,7 +25,7 @@ from pipeline.transforms import (
 class Stage:
     """A transform of a pipeline, by its index; ``setName`` and the like change the pipeline."""
 
-    pipeline: Pipeline = attrs.field(eq=False, repr=False)
+    pipeline: Pipeline = attrs.field(repr=False)
     index: int
 
     def name(self) -> str:
@@ -89,7 +89,7 @@ class BatchStage(Stage):
 class BatchStageWithKey:
     """A stage with a grouping key: its aggregations emit ``(key, result)`` per key."""
 
-    pipeline: Pipeline = attrs.field(eq=False, repr=False)
+    pipeline: Pipeline = attrs.field(repr=False)
     index: int
     keyFn: Callable
 

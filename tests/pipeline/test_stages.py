@@ -77,11 +77,6 @@ def test_handles_to_the_same_stage_are_equal():
     assert hash(BatchStage(p, 0)) == hash(source)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: pipeline/stage.py Stage.pipeline is attrs.field(eq=False), so stages of "
-    "different pipelines at the same index compare (and hash) equal",
-)
 def test_stages_of_different_pipelines_are_not_equal():
     first = Pipeline.create().readFrom(Sources.items([1]))
     second = Pipeline.create().readFrom(Sources.items([2]))
