@@ -1,5 +1,11 @@
-"""Aggregation processors: accumulate per key or globally, combine partial accumulators."""
+"""Aggregation processors: accumulate per key or globally, combine partial accumulators.
 
+Each is a fold: an initial state, every input item folded into it, then the state's
+output emitted at the end. The fast path folds the whole partition in one loop; the
+processor folds item by item and emits from ``complete()``.
+"""
+
+import abc
 from collections.abc import Callable, Iterable, Iterator
 
 import attrs
@@ -52,90 +58,6 @@ def finishedEntries(op: AggregateOperation, stageName: str, accumulators: dict) 
         yield key, _call(stageName, finish, (key, acc), acc)
 
 
-@attrs.frozen
-class AccumulateByKeyP(StandardProcessorSupplier):
-    """First stage of a keyed aggregation: emits ``(key, accumulator)`` per key seen."""
-
-    keyFn: Callable
-    op: AggregateOperation
-    stageName: str
-
-    def fastPath(self, context: ProcessorContext) -> PartitionFunction:
-        """Return a loop that accumulates the partition and emits its accumulators."""
-        return lambda items: iter(
-            accumulateByKey(self.op, self.keyFn, self.stageName, items, {}).items()
-        )
-
-    def __call__(self) -> "KeyedStateProcessor":
-        return KeyedStateProcessor(
-            lambda item, state: accumulateByKey(self.op, self.keyFn, self.stageName, (item,), state),
-            lambda state: iter(state.items()),
-        )
-
-
-@attrs.frozen
-class CombineByKeyP(StandardProcessorSupplier):
-    """Second stage of a keyed aggregation: combines accumulators, emits ``(key, result)``."""
-
-    op: AggregateOperation
-    stageName: str
-
-    def fastPath(self, context: ProcessorContext) -> PartitionFunction:
-        """Return a loop that combines the partition's accumulators and finishes them."""
-        return lambda entries: finishedEntries(
-            self.op, self.stageName, combineByKey(self.op, self.stageName, entries, {})
-        )
-
-    def __call__(self) -> "KeyedStateProcessor":
-        return KeyedStateProcessor(
-            lambda entry, state: combineByKey(self.op, self.stageName, (entry,), state),
-            lambda state: finishedEntries(self.op, self.stageName, state),
-        )
-
-
-@attrs.frozen
-class AggregateByKeyP(StandardProcessorSupplier):
-    """Single-stage keyed aggregation: accumulates and finishes, emits ``(key, result)``."""
-
-    keyFn: Callable
-    op: AggregateOperation
-    stageName: str
-
-    def fastPath(self, context: ProcessorContext) -> PartitionFunction:
-        """Return a loop that accumulates the partition and emits finished results."""
-        return lambda items: finishedEntries(
-            self.op,
-            self.stageName,
-            accumulateByKey(self.op, self.keyFn, self.stageName, items, {}),
-        )
-
-    def __call__(self) -> "KeyedStateProcessor":
-        return KeyedStateProcessor(
-            lambda item, state: accumulateByKey(self.op, self.keyFn, self.stageName, (item,), state),
-            lambda state: finishedEntries(self.op, self.stageName, state),
-        )
-
-
-class KeyedStateProcessor(AbstractProcessor):
-    """Folds every item into a dict of per-key state, emits from it on ``complete()``."""
-
-    def __init__(self, fold: Callable[[object, dict], dict], emit: Callable[[dict], Iterator]):
-        self._fold, self._emit = fold, emit
-        self._state: dict = {}
-        self._output: Iterator | None = None
-
-    def tryProcess0(self, item) -> bool:
-        """Fold ``item`` into the state."""
-        self._fold(item, self._state)
-        return True
-
-    def complete(self) -> bool:
-        """Emit the state's entries; False while the outbox refuses some."""
-        if self._output is None:
-            self._output = self._emit(self._state)
-        return self.emitFromTraverser(self._output)
-
-
 def accumulateAll(op: AggregateOperation, stageName: str, items: Iterable, acc: object) -> object:
     """Fold every item into ``acc`` and return it."""
     accumulate = op.accumulateFn
@@ -159,107 +81,160 @@ def finishedResult(op: AggregateOperation, stageName: str, acc: object) -> Itera
         yield result
 
 
+class FoldingSupplier(StandardProcessorSupplier):
+    """A vertex that folds all its input into one state and emits from it at the end."""
+
+    op: AggregateOperation
+    stageName: str
+
+    @abc.abstractmethod
+    def initialState(self) -> object:
+        """Return the state before any item."""
+
+    @abc.abstractmethod
+    def fold(self, items: Iterable, state: object) -> object:
+        """Fold ``items`` into ``state``; return the new state."""
+
+    @abc.abstractmethod
+    def emit(self, state: object) -> Iterator:
+        """Yield the output for the final state."""
+
+    def fastPath(self, context: ProcessorContext) -> PartitionFunction:
+        """Return one loop folding the partition, then emitting."""
+        return lambda items: self.emit(self.fold(items, self.initialState()))
+
+    def __call__(self) -> "FoldingProcessor":
+        return FoldingProcessor(self)
+
+
+class _Keyed(FoldingSupplier):
+    def initialState(self) -> dict:
+        return {}
+
+
+class _Global(FoldingSupplier):
+    def initialState(self) -> object:
+        return _call(self.stageName, self.op.createFn, None)
+
+
 @attrs.frozen
-class AccumulateP(StandardProcessorSupplier):
+class AccumulateByKeyP(_Keyed):
+    """First stage of a keyed aggregation: emits ``(key, accumulator)`` per key seen."""
+
+    keyFn: Callable
+    op: AggregateOperation
+    stageName: str
+
+    def fold(self, items: Iterable, state: dict) -> dict:
+        """Accumulate each item into its key's accumulator."""
+        return accumulateByKey(self.op, self.keyFn, self.stageName, items, state)
+
+    def emit(self, state: dict) -> Iterator:
+        """Yield the ``(key, accumulator)`` entries."""
+        return iter(state.items())
+
+
+@attrs.frozen
+class CombineByKeyP(_Keyed):
+    """Second stage of a keyed aggregation: combines accumulators, emits ``(key, result)``."""
+
+    op: AggregateOperation
+    stageName: str
+
+    def fold(self, entries: Iterable, state: dict) -> dict:
+        """Combine each ``(key, accumulator)`` entry into the key's accumulator."""
+        return combineByKey(self.op, self.stageName, entries, state)
+
+    def emit(self, state: dict) -> Iterator:
+        """Yield ``(key, finish(accumulator))``."""
+        return finishedEntries(self.op, self.stageName, state)
+
+
+@attrs.frozen
+class AggregateByKeyP(_Keyed):
+    """Single-stage keyed aggregation: accumulates and finishes, emits ``(key, result)``."""
+
+    keyFn: Callable
+    op: AggregateOperation
+    stageName: str
+
+    def fold(self, items: Iterable, state: dict) -> dict:
+        """Accumulate each item into its key's accumulator."""
+        return accumulateByKey(self.op, self.keyFn, self.stageName, items, state)
+
+    def emit(self, state: dict) -> Iterator:
+        """Yield ``(key, finish(accumulator))``."""
+        return finishedEntries(self.op, self.stageName, state)
+
+
+@attrs.frozen
+class AccumulateP(_Global):
     """First stage of a global aggregation: emits its partition's accumulator."""
 
     op: AggregateOperation
     stageName: str
 
-    def fastPath(self, context: ProcessorContext) -> PartitionFunction:
-        """Return a loop that accumulates the partition into one accumulator."""
-        return lambda items: iter(
-            (accumulateAll(self.op, self.stageName, items, self._create()),)
-        )
+    def fold(self, items: Iterable, state: object) -> object:
+        """Accumulate every item."""
+        return accumulateAll(self.op, self.stageName, items, state)
 
-    def _create(self) -> object:
-        return _call(self.stageName, self.op.createFn, None)
-
-    def __call__(self) -> "GlobalStateProcessor":
-        return GlobalStateProcessor(
-            self._create,
-            lambda item, acc: accumulateAll(self.op, self.stageName, (item,), acc),
-            lambda acc: iter((acc,)),
-        )
+    def emit(self, state: object) -> Iterator:
+        """Yield the accumulator itself."""
+        return iter((state,))
 
 
 @attrs.frozen
-class CombineP(StandardProcessorSupplier):
+class CombineP(_Global):
     """Second stage of a global aggregation: combines accumulators, emits the result."""
 
     op: AggregateOperation
     stageName: str
 
-    def fastPath(self, context: ProcessorContext) -> PartitionFunction:
-        """Return a loop that combines all accumulators and emits the finished result."""
-        return lambda accumulators: finishedResult(
-            self.op,
-            self.stageName,
-            combineAll(self.op, self.stageName, accumulators, self._create()),
-        )
+    def fold(self, accumulators: Iterable, state: object) -> object:
+        """Combine every accumulator."""
+        return combineAll(self.op, self.stageName, accumulators, state)
 
-    def _create(self) -> object:
-        return _call(self.stageName, self.op.createFn, None)
-
-    def __call__(self) -> "GlobalStateProcessor":
-        return GlobalStateProcessor(
-            self._create,
-            lambda other, acc: combineAll(self.op, self.stageName, (other,), acc),
-            lambda acc: finishedResult(self.op, self.stageName, acc),
-        )
+    def emit(self, state: object) -> Iterator:
+        """Yield ``finish(state)`` unless it is None."""
+        return finishedResult(self.op, self.stageName, state)
 
 
 @attrs.frozen
-class AggregateP(StandardProcessorSupplier):
+class AggregateP(_Global):
     """Single-stage global aggregation: accumulates everything, emits the result."""
 
     op: AggregateOperation
     stageName: str
 
-    def fastPath(self, context: ProcessorContext) -> PartitionFunction:
-        """Return a loop that accumulates all items and emits the finished result."""
-        return lambda items: finishedResult(
-            self.op,
-            self.stageName,
-            accumulateAll(self.op, self.stageName, items, self._create()),
-        )
+    def fold(self, items: Iterable, state: object) -> object:
+        """Accumulate every item."""
+        return accumulateAll(self.op, self.stageName, items, state)
 
-    def _create(self) -> object:
-        return _call(self.stageName, self.op.createFn, None)
-
-    def __call__(self) -> "GlobalStateProcessor":
-        return GlobalStateProcessor(
-            self._create,
-            lambda item, acc: accumulateAll(self.op, self.stageName, (item,), acc),
-            lambda acc: finishedResult(self.op, self.stageName, acc),
-        )
+    def emit(self, state: object) -> Iterator:
+        """Yield ``finish(state)`` unless it is None."""
+        return finishedResult(self.op, self.stageName, state)
 
 
-class GlobalStateProcessor(AbstractProcessor):
-    """Folds every item into one state value, emits from it on ``complete()``."""
+class FoldingProcessor(AbstractProcessor):
+    """The cooperative form of a FoldingSupplier: folds item by item, emits on ``complete()``."""
 
-    def __init__(
-        self,
-        create: Callable[[], object],
-        fold: Callable[[object, object], object],
-        emit: Callable[[object], Iterator],
-    ) -> None:
-        self._create, self._fold, self._emit = create, fold, emit
+    def __init__(self, supplier: FoldingSupplier) -> None:
+        self._supplier = supplier
         self._state = _MISSING
         self._output: Iterator | None = None
 
     def tryProcess0(self, item) -> bool:
         """Fold ``item`` into the state."""
-        self._state = self._fold(item, self._currentState())
+        self._state = self._supplier.fold((item,), self._currentState())
         return True
 
     def complete(self) -> bool:
-        """Emit from the state; False while the outbox refuses."""
+        """Emit from the final state; False while the outbox refuses."""
         if self._output is None:
-            self._output = self._emit(self._currentState())
+            self._output = self._supplier.emit(self._currentState())
         return self.emitFromTraverser(self._output)
 
     def _currentState(self) -> object:
         if self._state is _MISSING:
-            self._state = self._create()
+            self._state = self._supplier.initialState()
         return self._state

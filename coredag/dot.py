@@ -71,16 +71,19 @@ def edgeCaption(edge: Edge) -> str:
 
 def dagToGraphviz(dag: DAG, defaultParallelism: int | None = None) -> graphviz.Digraph:
     """Return a left-to-right picture of ``dag``: vertices with parallelism, edges by kind."""
-    graph = graphviz.Digraph("DAG", graph_attr={"rankdir": "LR"}, node_attr={"shape": "box", "style": "rounded"})
+    graph = graphviz.Digraph(
+        "DAG", graph_attr={"rankdir": "LR"}, node_attr={"shape": "box", "style": "rounded"}
+    )
+    nodeIds = {vertex.name: f"vertex{number}" for number, vertex in enumerate(dag)}
     for vertex in dag:
         parallelism = vertex.localParallelism
         if parallelism == LOCAL_PARALLELISM_USE_DEFAULT:
             parallelism = defaultParallelism if defaultParallelism else "default"
-        graph.node(vertex.name, f"{vertex.name}\nparallelism {parallelism}")
+        graph.node(nodeIds[vertex.name], f"{vertex.name}\nparallelism {parallelism}")
     for edge in dag.edges():
         graph.edge(
-            edge.sourceName,
-            edge.destName,
+            nodeIds[edge.sourceName],
+            nodeIds[edge.destName],
             label=edgeCaption(edge),
             style="bold" if edge.isDistributed else "solid",
         )

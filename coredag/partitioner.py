@@ -48,11 +48,8 @@ def keyHash(key: object) -> int:
     """Return the unsigned 32-bit MurmurHash3 of ``key``, the same whatever PYTHONHASHSEED is."""
     kind = type(key)
     if kind is str:
-        try:
-            return mmh3.hash(key, _STR_SEED, signed=False)
-        except UnicodeEncodeError:
-            pass
-    elif kind is bytes:
+        return mmh3.hash(key.encode("utf-8", "surrogatepass"), _STR_SEED, signed=False)
+    if kind is bytes:
         return mmh3.hash(key, _BYTES_SEED, signed=False)
     return mmh3.hash(_encode(key), _ENCODED_SEED, signed=False)
 

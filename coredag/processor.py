@@ -1,5 +1,7 @@
 """The Processor API of seed 003: Inbox, Outbox, context and the processor contract."""
 
+import functools
+import inspect
 import logging
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -204,15 +206,23 @@ class AbstractProcessor(Processor):
 
     def process(self, ordinal: int, inbox: Inbox) -> None:
         """Offer each item to ``tryProcess(ordinal, item)``, stopping at the first refusal."""
+        tryItem = self.tryProcess if _handlesItems(type(self)) else self._dispatch
         while not inbox.isEmpty():
-            if not self.tryProcess(ordinal, inbox.peek()):
+            if not tryItem(ordinal, inbox.peek()):
                 return
             inbox.remove()
 
     def tryProcess(self, ordinal: int | None = None, item=None) -> bool:
-        """Without arguments: the idle hook. With both: dispatch ``item`` to ``tryProcessN``."""
+        """Without arguments: the idle hook. With both: dispatch ``item`` to ``tryProcessN``.
+
+        Override it with ``(ordinal, item)`` parameters to handle every ordinal in one
+        place, or with none to do idle-time work; ``tryProcess0..4`` keep working then.
+        """
         if ordinal is None:
             return True
+        return self._dispatch(ordinal, item)
+
+    def _dispatch(self, ordinal: int, item) -> bool:
         handler = (
             self.tryProcess0,
             self.tryProcess1,
@@ -275,6 +285,25 @@ class AbstractProcessor(Processor):
             f"{type(self).__name__} got an item on ordinal {ordinal} but does not implement "
             f"tryProcess{ordinal}(item)"
         )
+
+
+@functools.cache
+def _handlesItems(processorClass: type) -> bool:
+    """Return whether the class's ``tryProcess`` takes an ordinal and an item."""
+    parameters = inspect.signature(processorClass.tryProcess).parameters
+    return len(parameters) >= 3
+
+
+@functools.cache
+def _idleHookNeedsItem(processorClass: type) -> bool:
+    """Return whether the class's ``tryProcess`` cannot be called without arguments."""
+    parameters = list(inspect.signature(processorClass.tryProcess).parameters.values())[1:]
+    return any(p.default is inspect.Parameter.empty for p in parameters)
+
+
+def callIdleHook(processor: Processor) -> bool:
+    """Call ``processor.tryProcess()``, unless it is an override that needs an item."""
+    return True if _idleHookNeedsItem(type(processor)) else processor.tryProcess()
 
 
 class FlatMapper:

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Iterator
 import attrs
 
 from coredag.errors import DagError, UserFunctionError, shorten
-from coredag.processor import Inbox, Outbox, Processor, ProcessorContext
+from coredag.processor import Inbox, Outbox, Processor, ProcessorContext, callIdleHook
 from coredag.standard import StandardProcessorSupplier
 
 MAX_CALLS_WITHOUT_PROGRESS = 100_000
@@ -100,14 +100,14 @@ class _CooperativeLoop:
         inbox = Inbox()
         idleCalls = 0
         while True:
-            yield from self.repeat(self._processor.tryProcess)
+            yield from self.repeat(lambda: callIdleHook(self._processor))
             if inbox.isEmpty():
                 for item in itertools.islice(source, queueSize):
                     inbox.add(item)
                 if inbox.isEmpty():
                     return
             before = inbox.size()
-            self._guarded(lambda: self._processor.process(ordinal, inbox), inbox.peek())
+            self._guarded(lambda: self._processor.process(ordinal, inbox), inbox.peek)
             emitted = not self._outbox.isEmpty()
             yield from self._drain()
             idleCalls = 0 if emitted or inbox.size() < before else idleCalls + 1
@@ -115,21 +115,23 @@ class _CooperativeLoop:
 
     def repeat(self, call: Callable[[], bool]) -> Iterator:
         """Call ``call`` until it returns True, draining the outbox after each call."""
-        calls = 0
+        idleCalls = 0
         while True:
-            done = self._guarded(call, None)
+            done = self._guarded(call, lambda: None)
+            emitted = not self._outbox.isEmpty()
             yield from self._drain()
             if done:
                 return
-            calls += 1
-            self._checkProgress(calls, "a method returning False")
+            idleCalls = 0 if emitted else idleCalls + 1
+            self._checkProgress(idleCalls, "a method returning False")
 
-    def _guarded(self, call: Callable, item: object):
+    def _guarded(self, call: Callable, failingItem: Callable[[], object]):
         try:
             return call()
         except (UserFunctionError, DagError):
             raise
         except Exception as cause:
+            item = failingItem()
             shown = shorten(item) if item is not None else "(none)"
             raise UserFunctionError(f"{self._vertexName}", shown, cause) from cause
 

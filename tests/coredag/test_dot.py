@@ -1,0 +1,169 @@
+"""Jet's DOT text (ported from Jet's DotTest) and the graphviz picture of a DAG."""
+
+import re
+import shutil
+
+import graphviz
+import pytest
+
+from coredag import DAG, Edge, EdgeConfig
+from coredag.dot import dagToGraphviz, writeSvg
+
+
+def noop():
+    """A processor supplier that is never called."""
+
+
+def jetDotTestDag():
+    """The DAG of Jet's DotTest: a feeds c (partitioned) and b (distributed broadcast)."""
+    dag = DAG()
+    a = dag.newVertex("a", noop, 1)
+    b = dag.newVertex("b", noop)
+    c = dag.newVertex("c", noop, 1)
+    dag.newVertex("d", noop, 1)
+    dag.edge(Edge.from_(a, 0).to(c, 0).partitioned(str).setConfig(EdgeConfig(queueSize=128)))
+    dag.edge(Edge.from_(a, 1).to(b, 0).broadcast().distributed())
+    return dag
+
+
+def test_dot_string_has_jets_vertex_and_edge_lines():
+    actual = jetDotTestDag().toDotString()
+    assert actual.startswith("digraph DAG {")
+    assert '"a" [localParallelism=1];' in actual
+    assert '"b" [localParallelism=default];' in actual
+    assert '"c" [localParallelism=1];' in actual
+    assert '"d" [localParallelism=1];' in actual
+    assert '"a" -> "c" [label="partitioned", taillabel=0, queueSize=128];' in actual
+    assert '"a" -> "b" [label="distributed-broadcast", taillabel=1, queueSize=1024]' in actual
+    assert actual.endswith("\n}")
+
+
+def test_dot_string_with_default_parallelism_shows_it_for_unset_vertices():
+    actual = jetDotTestDag().toDotString(16)
+    assert '"b" [localParallelism=16];' in actual
+    assert '"a" [localParallelism=1];' in actual
+    assert "default" not in actual
+
+
+def test_dot_string_of_a_chain_is_exact():
+    dag = DAG()
+    source = dag.newVertex("source", noop, 1)
+    mapper = dag.newVertex("map", noop)
+    sink = dag.newVertex("sink", noop, 1)
+    dag.edge(Edge.between(source, mapper)).edge(Edge.between(mapper, sink).allToOne().distributed())
+    assert dag.toDotString() == (
+        "digraph DAG {\n"
+        '\t"source" [localParallelism=1];\n'
+        '\t"map" [localParallelism=default];\n'
+        '\t"sink" [localParallelism=1];\n'
+        '\t"source" -> "map" [queueSize=1024];\n'
+        '\t"map" -> "sink" [label="distributed-partitioned", queueSize=1024];\n'
+        "}"
+    )
+
+
+def test_headlabel_only_where_a_vertex_has_several_inbound_edges():
+    dag = DAG()
+    a, b, c, d = (dag.newVertex(name, noop) for name in "abcd")
+    dag.edge(Edge.from_(a).to(c, 0)).edge(Edge.from_(b).to(c, 1)).edge(Edge.between(c, d))
+    actual = dag.toDotString()
+    assert '"a" -> "c" [headlabel=0, queueSize=1024];' in actual
+    assert '"b" -> "c" [headlabel=1, queueSize=1024];' in actual
+    assert '"c" -> "d" [queueSize=1024];' in actual
+
+
+def test_prepare_edge_sits_in_its_own_cluster():
+    dag = DAG()
+    prepare = dag.newVertex("x-prepare", noop)
+    combine = dag.newVertex("x", noop)
+    sink = dag.newVertex("sink", noop)
+    dag.edge(Edge.between(prepare, combine).partitioned(str).distributed())
+    dag.edge(Edge.between(combine, sink))
+    actual = dag.toDotString()
+    assert (
+        "\tsubgraph cluster_0 {\n"
+        '\t\t"x-prepare" -> "x" [label="distributed-partitioned", queueSize=1024];\n'
+        "\t}\n"
+    ) in actual
+    assert '\t"x" -> "sink" [queueSize=1024];\n' in actual
+    assert "cluster_1" not in actual
+
+
+def test_each_prepare_edge_gets_a_new_cluster_number():
+    dag = DAG()
+    for name in ("p", "q"):
+        dag.edge(Edge.between(dag.newVertex(f"{name}-prepare", noop), dag.newVertex(name, noop)))
+    actual = dag.toDotString()
+    assert 'subgraph cluster_0 {\n\t\t"p-prepare" -> "p"' in actual
+    assert 'subgraph cluster_1 {\n\t\t"q-prepare" -> "q"' in actual
+
+
+def test_quotes_in_names_are_escaped():
+    dag = DAG()
+    source = dag.newVertex('"source vertex"', noop, 1)
+    sink = dag.newVertex('si"nk', noop, 1)
+    dag.edge(Edge.between(source, sink))
+    actual = dag.toDotString()
+    assert '\t"\\"source vertex\\"" [localParallelism=1];' in actual
+    assert '\t"\\"source vertex\\"" -> "si\\"nk" [queueSize=1024];' in actual
+
+
+def test_graphviz_picture_is_left_to_right_and_names_every_vertex():
+    dag = jetDotTestDag()
+    graph = dagToGraphviz(dag)
+    assert isinstance(graph, graphviz.Digraph)
+    assert "rankdir=LR" in graph.source
+    for name in ("a", "b", "c", "d"):
+        assert re.search(rf'label="{name}\nparallelism ', graph.source)
+
+
+def test_graphviz_picture_shows_parallelism_and_edge_kind():
+    source = dagToGraphviz(jetDotTestDag(), defaultParallelism=16).source
+    assert 'label="b\nparallelism 16"' in source
+    assert 'label="a\nparallelism 1"' in source
+    assert "distributed broadcast" in source
+    assert "local partitioned" in source
+
+
+def nodeIdsAndEdgeEnds(source):
+    """Return the node ids a DOT text declares and the tail and head of each of its edges."""
+    ids = set(re.findall(r'^\t("(?:[^"\\]|\\.)*"|\w+) \[label=', source, re.MULTILINE))
+    ends = re.findall(r"^\t(.+?) -> (.+?) \[", source, re.MULTILINE)
+    return ids, ends
+
+
+def test_graphviz_edges_join_declared_nodes():
+    source = dagToGraphviz(jetDotTestDag()).source
+    ids, ends = nodeIdsAndEdgeEnds(source)
+    assert len(ids) == 4 and len(ends) == 2
+    assert all(tail in ids and head in ids for tail, head in ends)
+
+
+def test_graphviz_edges_join_declared_nodes_when_a_name_has_a_colon():
+    # Digraph.edge reads "a:b" as node a, port b; vertex names must not reach it as node ids
+    dag = DAG()
+    dag.edge(Edge.between(dag.newVertex("read: lines", noop), dag.newVertex("count", noop)))
+    ids, ends = nodeIdsAndEdgeEnds(dagToGraphviz(dag).source)
+    assert len(ids) == 2 and len(ends) == 1
+    assert all(tail in ids and head in ids for tail, head in ends)
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz's dot program is not installed")
+def test_write_svg_draws_the_picture(tmp_path):
+    path = tmp_path / "plan.svg"
+    written, note = writeSvg(dagToGraphviz(jetDotTestDag()), str(path))
+    assert (written, note) == (str(path), None)
+    assert "<svg" in path.read_text()
+
+
+def test_write_svg_without_dot_writes_dot_text_and_says_how_to_install(tmp_path, monkeypatch):
+    def missingDot(*args, **kwargs):
+        raise graphviz.ExecutableNotFound(("dot",))
+
+    graph = dagToGraphviz(jetDotTestDag())
+    monkeypatch.setattr(graphviz.Digraph, "pipe", missingDot)
+    written, note = writeSvg(graph, str(tmp_path / "plan.svg"))
+    assert written == str(tmp_path / "plan.dot")
+    assert (tmp_path / "plan.dot").read_text() == graph.source
+    assert not (tmp_path / "plan.svg").exists()
+    assert "apt-get install graphviz" in note and written in note
