@@ -121,6 +121,7 @@ class _Global(FoldingSupplier):
 class AccumulateByKeyP(_Keyed):
     """First stage of a keyed aggregation: emits ``(key, accumulator)`` per key seen."""
 
+    acceptsAnyRouting = True
     keyFn: Callable
     op: AggregateOperation
     stageName: str
@@ -171,6 +172,7 @@ class AggregateByKeyP(_Keyed):
 class AccumulateP(_Global):
     """First stage of a global aggregation: emits its partition's accumulator."""
 
+    acceptsAnyRouting = True
     op: AggregateOperation
     stageName: str
 

@@ -6,6 +6,7 @@ This is the only module that imports pyspark.
 import functools
 import itertools
 import os
+import pickle
 import random
 import shutil
 import sys
@@ -20,6 +21,7 @@ from coredag.edge import Edge, RoutingPolicy
 from coredag.errors import DagError, JobError, UserFunctionError, shorten
 from coredag.partitioner import DefaultPartitioner
 from coredag.sinks import CollectToList, SaveAsTextFiles, SinkSupplier
+from coredag.standard import StandardProcessorSupplier
 from coredag.tasklet import TaskletSpec, runPartition
 from coredag.transport import TRANSPORTED, TransportedError, restoreError, summarizeFailure
 
@@ -163,29 +165,35 @@ class _RddBuilder:
             queueSize=config.queueSize,
             outboxCapacity=config.outboxCapacity,
             jobName=self.jobName,
+            inboundPriorities=tuple(e.priorityNumber for e in inbound),
         )
         if not inbound:
-            parent, keyed = self.sc.parallelize([], count), False
+            parent, packed = self.sc.parallelize([], count), False
         elif len(inbound) == 1 and self._isNarrow(inbound[0]):
-            parent, keyed = self._narrowInput(inbound[0]), False
-        elif len(inbound) == 1:
-            parent, keyed = self._shuffledInput(inbound[0], tagged=False), True
+            parent, packed = self._narrowInput(inbound[0]), False
         else:
-            parent = self.sc.union([self._shuffledInput(e, tagged=True) for e in inbound])
-            keyed = True
-        rdd = parent.mapPartitionsWithIndex(functools.partial(_runVertex, spec, keyed))
+            parent, packed = self._shuffledInputs(inbound), True
+        rdd = parent.mapPartitionsWithIndex(functools.partial(_runVertex, spec, packed))
         if len(outbound) > 1:
             rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
             self._persisted.append(rdd)
         return rdd
 
     def _isNarrow(self, edge: Edge) -> bool:
+        """Whether the edge can keep items in their Spark task: local, and the routing allows."""
         upstream, downstream = self.parallelism[edge.sourceName], self.parallelism[edge.destName]
         if edge.isDistributed:
             return False
-        if upstream == downstream:
+        if downstream == 1:
             return True
-        return downstream < upstream and (downstream == 1 or edge.routing is RoutingPolicy.UNICAST)
+        if edge.routing in (RoutingPolicy.UNICAST, RoutingPolicy.ISOLATED):
+            return downstream == upstream or (
+                downstream < upstream and edge.routing is RoutingPolicy.UNICAST
+            )
+        supplier = self.suppliers[edge.destName]
+        return downstream == upstream and isinstance(supplier, StandardProcessorSupplier) and (
+            supplier.acceptsAnyRouting
+        )
 
     def _edgeItems(self, edge: Edge) -> RDD:
         rdd = self.vertexRdd(edge.sourceName)
@@ -200,13 +208,26 @@ class _RddBuilder:
             return items
         return items.coalesce(downstream)
 
-    def _shuffledInput(self, edge: Edge, tagged: bool) -> RDD:
+    def _shuffledInputs(self, inbound: list[Edge]) -> RDD:
+        """One shuffle per priority group, so equal priorities interleave; groups in order."""
+        tagged = len(inbound) > 1
+        groups = itertools.groupby(inbound, key=lambda e: e.priorityNumber)
+        shuffles = [
+            self.sc.union([self._routed(edge, tagged) for edge in edges]).partitionBy(
+                self.parallelism[inbound[0].destName], _targetPartition
+            )
+            for _, edges in groups
+        ]
+        return shuffles[0] if len(shuffles) == 1 else self.sc.union(shuffles)
+
+    def _routed(self, edge: Edge, tagged: bool) -> RDD:
         downstream = self.parallelism[edge.destName]
         route = Route.of(edge, self.parallelism[edge.sourceName], downstream, self._isNarrow(edge))
-        pairs = self._edgeItems(edge).mapPartitionsWithIndex(
-            functools.partial(_routeItems, route, edge.destOrdinal if tagged else None)
+        return self._edgeItems(edge).mapPartitionsWithIndex(
+            functools.partial(
+                _routeItems, route, edge.destOrdinal if tagged else None, edge.config.packetSizeLimit
+            )
         )
-        return pairs.partitionBy(downstream, _targetPartition)
 
 
 def _targetPartition(target: int) -> int:
@@ -217,9 +238,9 @@ def _selectOrdinal(ordinal: int, pairs: Iterator) -> Iterator:
     return (item for itemOrdinal, item in pairs if itemOrdinal == ordinal)
 
 
-def _runVertex(spec: TaskletSpec, keyed: bool, index: int, items: Iterator) -> Iterator:
-    if keyed:
-        items = (item for _, item in items)
+def _runVertex(spec: TaskletSpec, packed: bool, index: int, items: Iterator) -> Iterator:
+    if packed:
+        items = (item for _, packet in items for item in packet)
     try:
         yield from runPartition(spec, index, items)
     except TRANSPORTED as error:
@@ -278,11 +299,42 @@ class Route:
             yield getPartition(key, count), item
 
 
-def _routeItems(route: Route, ordinal: int | None, index: int, items: Iterator) -> Iterator:
+def _routeItems(
+    route: Route, ordinal: int | None, packetSizeLimit: int, index: int, items: Iterator
+) -> Iterator:
     pairs = route.targets(index, items)
     if ordinal is not None:
         pairs = ((target, (ordinal, item)) for target, item in pairs)
     try:
-        yield from pairs
+        yield from packets(pairs, route.downstreamCount, packetSizeLimit)
     except TRANSPORTED as error:
         raise TransportedError(error) from None
+
+
+def packets(pairs: Iterator, targetCount: int, packetSizeLimit: int) -> Iterator[tuple[int, list]]:
+    """Group ``(target, item)`` pairs into ``(target, [items])`` of about ``packetSizeLimit``
+    pickled bytes; the items per packet are set from the pickled size of the first packet."""
+    buckets: list[list] = [[] for _ in range(targetCount)]
+    perPacket, measured = FIRST_PACKET_ITEMS, False
+    for target, item in pairs:
+        bucket = buckets[target]
+        bucket.append(item)
+        if len(bucket) < perPacket:
+            continue
+        if not measured:
+            measured = True
+            perPacket = max(1, perPacket * packetSizeLimit // _pickledSize(bucket))
+            if len(bucket) < perPacket:
+                continue
+        yield target, bucket
+        buckets[target] = []
+    for target, bucket in enumerate(buckets):
+        if bucket:
+            yield target, bucket
+
+
+FIRST_PACKET_ITEMS = 64
+
+
+def _pickledSize(items: list) -> int:
+    return max(1, len(pickle.dumps(items, protocol=pickle.HIGHEST_PROTOCOL)))

@@ -18,6 +18,11 @@ class StandardProcessorSupplier(abc.ABC):
     loop (no inbox, no outbox), the processor runs in the cooperative loop.
     """
 
+    acceptsAnyRouting = False
+    """True where the output stays right whichever processor an item reaches (a prepare
+    step, whose partial results are combined downstream): a local edge into such a vertex
+    then keeps items in their Spark task whatever its routing policy."""
+
     @abc.abstractmethod
     def __call__(self) -> Processor:
         """Return a new processor."""

@@ -14,7 +14,11 @@ MAX_CALLS_WITHOUT_PROGRESS = 100_000
 
 @attrs.frozen
 class TaskletSpec:
-    """What a Spark task needs to run a vertex's processor: the vertex and its edges' shape."""
+    """What a Spark task needs to run a vertex's processor: the vertex and its edges' shape.
+
+    ``inboundOrdinals`` lists the inbound edges in the order they are consumed (ascending
+    priority) and ``inboundPriorities`` their priorities (all 0 when empty).
+    """
 
     vertexName: str
     processorSupplier: Callable[[], Processor]
@@ -24,6 +28,7 @@ class TaskletSpec:
     queueSize: int
     outboxCapacity: int
     jobName: str = ""
+    inboundPriorities: tuple[int, ...] = ()
 
     def context(self, index: int) -> ProcessorContext:
         """Return the context of processor ``index``."""
@@ -42,48 +47,64 @@ class TaskletSpec:
             and self.bucketCount <= 1
         )
 
+    def priorityGroups(self) -> list[tuple[int, ...]]:
+        """Return the inbound ordinals grouped by equal priority, lowest number first."""
+        priorities = self.inboundPriorities or (0,) * len(self.inboundOrdinals)
+        pairs = zip(priorities, self.inboundOrdinals)
+        return [tuple(o for _, o in group) for _, group in itertools.groupby(pairs, key=_first)]
+
+
+def _first(pair: tuple) -> object:
+    return pair[0]
+
 
 def runPartition(spec: TaskletSpec, index: int, items: Iterator) -> Iterator:
     """Run processor ``index`` of the vertex over the partition's items.
 
-    With several inbound edges ``items`` are ``(ordinal, item)`` pairs, each ordinal's run
-    contiguous and the runs in priority order; with several buckets so is the output.
+    With several inbound edges ``items`` are ``(ordinal, item)`` pairs, the priority groups
+    one after the other; with several buckets the output is ``(ordinal, item)`` pairs too.
     """
     context = spec.context(index)
     if spec.usesFastPath():
         return spec.processorSupplier.fastPath(context)(items)
     if len(spec.inboundOrdinals) == 1:
-        inputs = [(spec.inboundOrdinals[0], items)]
-    else:
-        runs = itertools.groupby(items, key=_ordinalOf)
-        inputs = ((ordinal, (item for _, item in run)) for ordinal, run in runs)
-    output = runCooperatively(spec, context, inputs)
+        ordinal = spec.inboundOrdinals[0]
+        items = ((ordinal, item) for item in items)
+    output = runCooperatively(spec, context, items)
     if spec.bucketCount > 1:
         return output
     return (item for _, item in output)
 
 
-def _ordinalOf(pair: tuple) -> int:
-    return pair[0]
-
-
 def runCooperatively(
-    spec: TaskletSpec, context: ProcessorContext, inputs: Iterable[tuple[int, Iterable]]
+    spec: TaskletSpec, context: ProcessorContext, taggedItems: Iterable[tuple[int, object]]
 ) -> Iterator[tuple[int, object]]:
-    """Drive one processor through its inputs in order; yield ``(ordinal, item)`` it emits."""
+    """Drive one processor through ``(ordinal, item)`` input; yield ``(ordinal, item)`` it emits.
+
+    Inputs of one priority group may interleave; a group's edges complete before the next
+    group's first item is processed.
+    """
     processor = spec.processorSupplier()
     capacity = spec.outboxCapacity if processor.isCooperative() else None
     outbox = Outbox(spec.bucketCount, capacity)
     loop = _CooperativeLoop(processor, outbox, context.vertexName)
+    groups = spec.priorityGroups()
+    groupOf = {ordinal: number for number, group in enumerate(groups) for ordinal in group}
+    pending: dict[int, list] = {ordinal: [] for ordinal in spec.inboundOrdinals}
     try:
         processor.init(outbox, context)
-        remaining = list(spec.inboundOrdinals)
-        for ordinal, items in inputs:
-            yield from loop.consume(ordinal, iter(items), spec.queueSize)
-            yield from loop.repeat(lambda: processor.completeEdge(ordinal))
-            remaining.remove(ordinal)
-        for ordinal in remaining:
-            yield from loop.repeat(lambda: processor.completeEdge(ordinal))
+        current = 0
+        for ordinal, item in taggedItems:
+            while groupOf[ordinal] > current:
+                yield from loop.completeGroup(groups[current], pending)
+                current += 1
+            batch = pending[ordinal]
+            batch.append(item)
+            if len(batch) >= spec.queueSize:
+                yield from loop.process(ordinal, batch)
+                pending[ordinal] = []
+        for group in groups[current:]:
+            yield from loop.completeGroup(group, pending)
         yield from loop.repeat(processor.complete)
     finally:
         processor.close()
@@ -95,23 +116,27 @@ class _CooperativeLoop:
     def __init__(self, processor: Processor, outbox: Outbox, vertexName: str) -> None:
         self._processor, self._outbox, self._vertexName = processor, outbox, vertexName
 
-    def consume(self, ordinal: int, source: Iterator, queueSize: int) -> Iterator:
-        """Feed the items of one inbound edge through the inbox in batches of ``queueSize``."""
-        inbox = Inbox()
+    def process(self, ordinal: int, batch: list) -> Iterator:
+        """Present ``batch`` in the inbox of ``ordinal`` until the processor has taken it all."""
+        inbox = Inbox(batch)
         idleCalls = 0
-        while True:
+        while not inbox.isEmpty():
             yield from self.repeat(lambda: callIdleHook(self._processor))
-            if inbox.isEmpty():
-                for item in itertools.islice(source, queueSize):
-                    inbox.add(item)
-                if inbox.isEmpty():
-                    return
             before = inbox.size()
             self._guarded(lambda: self._processor.process(ordinal, inbox), inbox.peek)
             emitted = not self._outbox.isEmpty()
             yield from self._drain()
             idleCalls = 0 if emitted or inbox.size() < before else idleCalls + 1
             self._checkProgress(idleCalls, "process()")
+
+    def completeGroup(self, ordinals: tuple[int, ...], pending: dict[int, list]) -> Iterator:
+        """Process what is left of the group's edges, then complete each edge."""
+        for ordinal in ordinals:
+            if pending[ordinal]:
+                yield from self.process(ordinal, pending[ordinal])
+                pending[ordinal] = []
+        for ordinal in ordinals:
+            yield from self.repeat(lambda: self._processor.completeEdge(ordinal))
 
     def repeat(self, call: Callable[[], bool]) -> Iterator:
         """Call ``call`` until it returns True, draining the outbox after each call."""

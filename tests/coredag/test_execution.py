@@ -113,3 +113,34 @@ def test_vertex_with_two_outbound_edges_feeds_both(jet):
     right = dag.newVertex("right", ListSinkP("received"), 1)
     dag.edge(Edge.from_(source, 0).to(left)).edge(Edge.from_(source, 1).to(right))
     assert sorted(received(jet, dag)) == sorted(list(range(12)) * 2)
+
+
+@pytest.mark.parametrize("upstream, downstream", [(3, 3), (2, 3), (4, 2), (1, 4)])
+def test_local_partitioned_sends_each_key_to_one_processor_of_the_job(jet, upstream, downstream):
+    tagged = received(jet, routedDag(lambda e: e.partitioned(lambda x: x % 7), range(70), upstream, downstream))
+    owners = {}
+    for index, _, item in tagged:
+        owners.setdefault(item % 7, set()).add(index)
+    assert all(len(processors) == 1 for processors in owners.values())
+    assert sorted(item for _, _, item in tagged) == list(range(70))
+
+
+@pytest.mark.parametrize("upstream, downstream", [(3, 3), (2, 4)])
+def test_local_broadcast_reaches_every_processor(jet, upstream, downstream):
+    tagged = received(jet, routedDag(lambda e: e.broadcast(), range(6), upstream, downstream))
+    assert Counter((index, item) for index, _, item in tagged) == Counter(
+        {(index, item): 1 for index in range(downstream) for item in range(6)}
+    )
+
+
+def test_equal_priorities_interleave_and_both_complete(jet):
+    dag = DAG()
+    left = dag.newVertex("left", ItemsP(tuple(f"L{i}" for i in range(300))), 2)
+    right = dag.newVertex("right", ItemsP(tuple(f"R{i}" for i in range(300))), 2)
+    merge = dag.newVertex("merge", TagWithIndex, 1)
+    sink = dag.newVertex("sink", ListSinkP("received"), 1)
+    dag.edge(Edge.from_(left).to(merge, 0).distributed())
+    dag.edge(Edge.from_(right).to(merge, 1).distributed())
+    dag.edge(Edge.between(merge, sink))
+    tagged = received(jet, dag)
+    assert Counter(ordinal for _, ordinal, _ in tagged) == {0: 300, 1: 300}

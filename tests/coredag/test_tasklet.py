@@ -20,6 +20,11 @@ from coredag.stateless import StatelessChainP, StatelessStep, StepKind
 from coredag.tasklet import TaskletSpec, runCooperatively, runPartition
 
 
+def tagged(runs):
+    """Turn ``[(ordinal, items), ...]`` into the ``(ordinal, item)`` stream a tasklet reads."""
+    return [(ordinal, item) for ordinal, items in runs for item in items]
+
+
 def spec(supplier, inbound=(0,), buckets=1, queueSize=1, outboxCapacity=1, parallelism=1):
     """Return a TaskletSpec for vertex 'v' with small queues by default."""
     return TaskletSpec(
@@ -119,7 +124,7 @@ def test_complete_edge_and_complete_are_called_again_while_they_return_false():
 def test_complete_edge_is_called_for_an_inbound_ordinal_without_items():
     log = []
     twoInputs = spec(lambda: SlowFinisher(log), inbound=(0, 1))
-    list(runCooperatively(twoInputs, twoInputs.context(0), [(0, [1])]))
+    list(runCooperatively(twoInputs, twoInputs.context(0), tagged([(0, [1])])))
     assert log == ["completeEdge(0)"] * 3 + ["completeEdge(1)"] * 3 + ["complete"] * 4
 
 
@@ -135,7 +140,7 @@ class Tagger(AbstractProcessor):
 
 def test_run_cooperatively_feeds_each_inbound_ordinal_in_order():
     twoInputs = spec(Tagger, inbound=(0, 1))
-    output = runCooperatively(twoInputs, twoInputs.context(0), [(0, ["a", "b"]), (1, ["c"])])
+    output = runCooperatively(twoInputs, twoInputs.context(0), tagged([(0, ["a", "b"]), (1, ["c"])]))
     assert [item for _, item in output] == [("left", "a"), ("left", "b"), ("right", "c")]
 
 
@@ -205,7 +210,7 @@ def test_complete_returning_false_forever_is_stopped(monkeypatch):
 def test_complete_that_emits_on_every_call_is_progress(monkeypatch):
     monkeypatch.setattr(tasklet, "MAX_CALLS_WITHOUT_PROGRESS", 10)
     source = spec(ItemsP(tuple(range(50))), inbound=())
-    output = runCooperatively(source, source.context(0), [])
+    output = runCooperatively(source, source.context(0), tagged([]))
     assert [item for _, item in output] == list(range(50))
 
 
@@ -227,7 +232,7 @@ def test_overriding_try_process_with_ordinal_and_item_handles_any_ordinal():
             return self.tryEmit((ordinal, item))
 
     sevenInputs = spec(AnyOrdinal, inbound=range(7))
-    output = runCooperatively(sevenInputs, sevenInputs.context(0), [(0, ["a"]), (6, ["b", "c"])])
+    output = runCooperatively(sevenInputs, sevenInputs.context(0), tagged([(0, ["a"]), (6, ["b", "c"])]))
     assert [item for _, item in output] == [(0, "a"), (6, "b"), (6, "c")]
 
 
@@ -283,7 +288,7 @@ def bothPaths(supplier, items, inbound=(0,), index=0, parallelism=1):
     context = tasklet_.context(index)
     fast = list(supplier.fastPath(context)(iter(items)))
     inputs = [(0, list(items))] if inbound else []
-    cooperative = [item for _, item in runCooperatively(tasklet_, context, inputs)]
+    cooperative = [item for _, item in runCooperatively(tasklet_, context, tagged(inputs))]
     return fast, cooperative
 
 
@@ -332,7 +337,7 @@ def test_stateless_chain_names_the_failing_stage_on_both_paths():
     chainSpec = spec(chain)
     for run in (
         lambda: list(chain.fastPath(chainSpec.context(0))(iter(items))),
-        lambda: list(runCooperatively(chainSpec, chainSpec.context(0), [(0, items)])),
+        lambda: list(runCooperatively(chainSpec, chainSpec.context(0), tagged([(0, items)]))),
     ):
         with pytest.raises(UserFunctionError) as raised:
             run()
