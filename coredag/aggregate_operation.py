@@ -10,6 +10,16 @@ def identity(value):
     return value
 
 
+def zero() -> int:
+    """Return 0: the accumulator of counting and summing before any item."""
+    return 0
+
+
+def increment(count: int, item: object) -> int:
+    """Return ``count + 1``: counting's accumulate function (the fast path recognizes it)."""
+    return count + 1
+
+
 @attrs.frozen
 class AggregateOperation:
     """How to aggregate items: an accumulator made by ``createFn`` and folded by the others.

@@ -6,14 +6,15 @@ processor folds item by item and emits from ``complete()``.
 """
 
 import abc
+from collections import _count_elements
 from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 
-from coredag.aggregate_operation import AggregateOperation
+from coredag.aggregate_operation import AggregateOperation, identity, increment, zero
 from coredag.errors import UserFunctionError, shorten
 from coredag.processor import AbstractProcessor, ProcessorContext
-from coredag.standard import PartitionFunction, StandardProcessorSupplier
+from coredag.standard import BatchFunction, StandardProcessorSupplier, batched
 
 _MISSING = object()
 
@@ -43,11 +44,13 @@ def accumulateByKey(
 
 def combineByKey(op: AggregateOperation, stageName: str, entries: Iterable, into: dict) -> dict:
     """Merge ``(key, accumulator)`` entries into ``into`` with the combine function."""
-    combine = op.combineFn
+    combine, create = op.combineFn, op.createFn
     for entry in entries:
         key, acc = entry
         current = into.get(key, _MISSING)
-        into[key] = acc if current is _MISSING else _call(stageName, combine, entry, current, acc)
+        if current is _MISSING:
+            current = _call(stageName, create, entry)
+        into[key] = _call(stageName, combine, entry, current, acc)
     return into
 
 
@@ -99,9 +102,20 @@ class FoldingSupplier(StandardProcessorSupplier):
     def emit(self, state: object) -> Iterator:
         """Yield the output for the final state."""
 
-    def fastPath(self, context: ProcessorContext) -> PartitionFunction:
-        """Return one loop folding the partition, then emitting."""
-        return lambda items: self.emit(self.fold(items, self.initialState()))
+    def foldBatch(self, batch: list, state: object) -> object:
+        """Fold one batch of the fast path into ``state``; override for a C-level fold."""
+        return self.fold(batch, state)
+
+    def batchFunction(self, context: ProcessorContext) -> BatchFunction:
+        """Return one loop folding the partition's batches, then emitting in batches."""
+        return self.foldBatches
+
+    def foldBatches(self, batches: Iterable[list]) -> Iterator[list]:
+        """Fold every batch into the initial state, then yield the output in batches."""
+        state = self.initialState()
+        for batch in batches:
+            state = self.foldBatch(batch, state)
+        yield from batched(self.emit(state))
 
     def __call__(self) -> "FoldingProcessor":
         return FoldingProcessor(self)
@@ -129,6 +143,17 @@ class AccumulateByKeyP(_Keyed):
     def fold(self, items: Iterable, state: dict) -> dict:
         """Accumulate each item into its key's accumulator."""
         return accumulateByKey(self.op, self.keyFn, self.stageName, items, state)
+
+    def foldBatch(self, batch: list, state: dict) -> dict:
+        """Count in C when the operation is counting; otherwise accumulate item by item."""
+        if self.op.accumulateFn is not increment or self.op.createFn is not zero:
+            return self.fold(batch, state)
+        try:
+            _count_elements(state, batch if self.keyFn is identity else map(self.keyFn, batch))
+        except Exception:
+            self.fold(batch, {})
+            raise
+        return state
 
     def emit(self, state: dict) -> Iterator:
         """Yield the ``(key, accumulator)`` entries."""

@@ -22,7 +22,7 @@ from coredag.errors import DagError, JobError, UserFunctionError, shorten
 from coredag.partitioner import DefaultPartitioner
 from coredag.sinks import CollectToList, SaveAsTextFiles, SinkSupplier
 from coredag.standard import StandardProcessorSupplier
-from coredag.tasklet import TaskletSpec, runPartition
+from coredag.tasklet import TaskletSpec, runPartitionBatches
 from coredag.transport import TRANSPORTED, TransportedError, restoreError, summarizeFailure
 
 
@@ -105,11 +105,12 @@ def _runTerminalVertices(builder: "_RddBuilder", suppliers: dict, written: list[
         rdd = builder.vertexRdd(vertex.name)
         output = suppliers[vertex.name].terminalOutput if isinstance(suppliers[vertex.name], SinkSupplier) else None
         if isinstance(output, CollectToList):
-            lists.setdefault(output.listName, []).extend(rdd.collect())
+            batches = rdd.collect()
+            lists.setdefault(output.listName, []).extend(itertools.chain.from_iterable(batches))
         elif isinstance(output, SaveAsTextFiles):
             directory = os.path.abspath(output.directory)
             written.append(directory)
-            rdd.saveAsTextFile(directory)
+            rdd.mapPartitions(itertools.chain.from_iterable).saveAsTextFile(directory)
         else:
             rdd.count()
     return lists
@@ -234,15 +235,18 @@ def _targetPartition(target: int) -> int:
     return target
 
 
-def _selectOrdinal(ordinal: int, pairs: Iterator) -> Iterator:
-    return (item for itemOrdinal, item in pairs if itemOrdinal == ordinal)
+def _selectOrdinal(ordinal: int, batches: Iterator[list]) -> Iterator[list]:
+    for batch in batches:
+        selected = [item for itemOrdinal, item in batch if itemOrdinal == ordinal]
+        if selected:
+            yield selected
 
 
-def _runVertex(spec: TaskletSpec, packed: bool, index: int, items: Iterator) -> Iterator:
+def _runVertex(spec: TaskletSpec, packed: bool, index: int, batches: Iterator) -> Iterator[list]:
     if packed:
-        items = (item for _, packet in items for item in packet)
+        batches = (packet for _, packet in batches)
     try:
-        yield from runPartition(spec, index, items)
+        yield from runPartitionBatches(spec, index, batches)
     except TRANSPORTED as error:
         raise TransportedError(error) from None
 
@@ -300,9 +304,9 @@ class Route:
 
 
 def _routeItems(
-    route: Route, ordinal: int | None, packetSizeLimit: int, index: int, items: Iterator
+    route: Route, ordinal: int | None, packetSizeLimit: int, index: int, batches: Iterator
 ) -> Iterator:
-    pairs = route.targets(index, items)
+    pairs = route.targets(index, itertools.chain.from_iterable(batches))
     if ordinal is not None:
         pairs = ((target, (ordinal, item)) for target, item in pairs)
     try:

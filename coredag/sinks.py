@@ -1,5 +1,6 @@
 """Sink processors and the terminal outputs a job hands back to its driver."""
 
+import itertools
 import logging
 import os
 import sys
@@ -9,7 +10,7 @@ import attrs
 
 from coredag.errors import DagError
 from coredag.processor import AbstractProcessor, ProcessorContext
-from coredag.standard import PartitionFunction, StandardProcessorSupplier
+from coredag.standard import BatchFunction, StandardProcessorSupplier
 
 
 @attrs.frozen
@@ -46,7 +47,7 @@ class ListSinkP(SinkSupplier):
         """Return where the items go: the driver's list."""
         return CollectToList(self.listName)
 
-    def fastPath(self, context: ProcessorContext) -> PartitionFunction:
+    def batchFunction(self, context: ProcessorContext) -> BatchFunction:
         """Return the identity: the items themselves go to the driver."""
         return iter
 
@@ -74,9 +75,9 @@ class FilesSinkP(SinkSupplier):
             )
         return self
 
-    def fastPath(self, context: ProcessorContext) -> PartitionFunction:
+    def batchFunction(self, context: ProcessorContext) -> BatchFunction:
         """Return a function turning each item into its line."""
-        return lambda items: map(str, items)
+        return lambda batches: (list(map(str, batch)) for batch in batches)
 
     def __call__(self) -> "ForwardingSinkProcessor":
         return ForwardingSinkProcessor(str)
@@ -86,10 +87,10 @@ class FilesSinkP(SinkSupplier):
 class LoggerSinkP(SinkSupplier):
     """Logs every item at INFO level to the logger ``sparkjet.loggerSink`` on the worker."""
 
-    def fastPath(self, context: ProcessorContext) -> PartitionFunction:
+    def batchFunction(self, context: ProcessorContext) -> BatchFunction:
         """Return a loop that logs each item and emits nothing."""
         logger = workerLogger(context)
-        return lambda items: _logEach(logger, items)
+        return lambda batches: _logEach(logger, itertools.chain.from_iterable(batches))
 
     def __call__(self) -> "LoggingProcessor":
         return LoggingProcessor()
@@ -110,7 +111,7 @@ def workerLogger(context: ProcessorContext) -> logging.Logger:
 def _logEach(logger: logging.Logger, items) -> Iterator:
     for item in items:
         logger.info("%s", item)
-    return iter(())
+    yield from ()
 
 
 class ForwardingSinkProcessor(AbstractProcessor):

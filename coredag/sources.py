@@ -1,6 +1,7 @@
 """Source processors: lines of files read by byte range, and items given by the user."""
 
 import fnmatch
+import itertools
 import os
 from collections.abc import Iterator
 
@@ -8,7 +9,7 @@ import attrs
 
 from coredag.errors import DagError, InputError
 from coredag.processor import AbstractProcessor, ProcessorContext
-from coredag.standard import PartitionFunction, StandardProcessorSupplier
+from coredag.standard import BatchFunction, StandardProcessorSupplier, batched
 
 
 def listFiles(directory: str, glob: str) -> tuple[tuple[str, int], ...]:
@@ -40,31 +41,51 @@ def byteRanges(
         offset += size
 
 
-def linesStartingIn(path: str, start: int, end: int, charset: str) -> Iterator[str]:
-    """Yield the lines whose first byte lies in ``[start, end)``, without line terminators."""
+def lineBatchesStartingIn(path: str, start: int, end: int, charset: str) -> Iterator[list[str]]:
+    """Yield, in lists, the lines whose first byte lies in ``[start, end)``, without terminators.
+
+    The range is read in chunks cut at line ends, so each chunk decodes on its own.
+    """
     with open(path, "rb") as file:
         if start > 0:
             file.seek(start - 1)
             file.readline()
-        position = file.tell()
+        position = remainderStart = file.tell()
+        remainder = b""
         while position < end:
-            raw = file.readline()
-            if not raw:
-                return
-            try:
-                yield _decodeLine(raw, charset)
-            except UnicodeDecodeError as cause:
-                raise InputError(
-                    f"Sources.files: '{path}' line {_lineNumber(path, position)} is not valid "
-                    f"{charset}: {cause.reason} at byte {cause.start}"
-                ) from cause
-            position += len(raw)
+            chunk = file.read(min(READ_CHUNK, end - position))
+            if not chunk:
+                break
+            position += len(chunk)
+            data = remainder + chunk
+            cut = data.rfind(b"\n") + 1
+            if cut:
+                yield _decodeLines(path, remainderStart, data[:cut], charset)
+                remainder, remainderStart = data[cut:], remainderStart + cut
+            else:
+                remainder = data
+        if remainder:
+            line = remainder + file.readline()
+            yield _decodeLines(path, remainderStart, line if line.endswith(b"\n") else line + b"\n", charset)
 
 
-def _decodeLine(raw: bytes, charset: str) -> str:
-    if raw.endswith(b"\n"):
-        raw = raw[:-2] if raw.endswith(b"\r\n") else raw[:-1]
-    return raw.decode(charset)
+READ_CHUNK = 1 << 20
+
+
+def _decodeLines(path: str, offset: int, data: bytes, charset: str) -> list[str]:
+    """Decode ``data``, whole lines ending in a newline that start at byte ``offset``."""
+    try:
+        text = data.decode(charset)
+    except UnicodeDecodeError as cause:
+        raise InputError(
+            f"Sources.files: '{path}' line {_lineNumber(path, offset + cause.start)} is not "
+            f"valid {charset}: {cause.reason} at byte {offset + cause.start} of the file"
+        ) from cause
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    lines = text.split("\n")
+    lines.pop()
+    return lines
 
 
 def _lineNumber(path: str, position: int) -> int:
@@ -85,17 +106,21 @@ class ReadFilesP(StandardProcessorSupplier):
         """Check the directory and fix the list of files the job reads."""
         return attrs.evolve(self, files=listFiles(self.directory, self.glob))
 
-    def fastPath(self, context: ProcessorContext) -> PartitionFunction:
-        """Return a function yielding the lines of this processor's byte range."""
-        return lambda _: self.lines(context)
+    def batchFunction(self, context: ProcessorContext) -> BatchFunction:
+        """Return a function yielding the lines of this processor's byte range, in lists."""
+        return lambda _: self.lineBatches(context)
 
-    def lines(self, context: ProcessorContext) -> Iterator[str]:
-        """Yield the lines of processor ``context.globalProcessorIndex``'s byte range."""
+    def lineBatches(self, context: ProcessorContext) -> Iterator[list[str]]:
+        """Yield, in lists, the lines of processor ``context.globalProcessorIndex``'s range."""
         files = self.files if self.files is not None else listFiles(self.directory, self.glob)
         for path, start, end in byteRanges(
             files, context.globalProcessorIndex, context.totalParallelism
         ):
-            yield from linesStartingIn(path, start, end, self.charset)
+            yield from lineBatchesStartingIn(path, start, end, self.charset)
+
+    def lines(self, context: ProcessorContext) -> Iterator[str]:
+        """Yield the lines of processor ``context.globalProcessorIndex``'s byte range."""
+        return itertools.chain.from_iterable(self.lineBatches(context))
 
     def __call__(self) -> "TraverserSourceProcessor":
         return TraverserSourceProcessor(self.lines)
@@ -107,9 +132,9 @@ class ItemsP(StandardProcessorSupplier):
 
     items: tuple
 
-    def fastPath(self, context: ProcessorContext) -> PartitionFunction:
-        """Return a function yielding this processor's share of the items."""
-        return lambda _: self.share(context)
+    def batchFunction(self, context: ProcessorContext) -> BatchFunction:
+        """Return a function yielding this processor's share of the items, in lists."""
+        return lambda _: batched(self.share(context))
 
     def share(self, context: ProcessorContext) -> Iterator:
         """Yield the items processor ``context.globalProcessorIndex`` emits."""

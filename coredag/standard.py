@@ -1,7 +1,8 @@
 """Processor suppliers the planner emits, each with a fast path over a whole partition."""
 
 import abc
-from collections.abc import Callable, Iterator
+import itertools
+from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 
@@ -9,13 +10,23 @@ from coredag.dag import DAG
 from coredag.processor import Processor, ProcessorContext
 
 PartitionFunction = Callable[[Iterator], Iterator]
+BatchFunction = Callable[[Iterator[list]], Iterator[list]]
+
+BATCH_SIZE = 1024
+
+
+def batched(items: Iterable, size: int = BATCH_SIZE) -> Iterator[list]:
+    """Group a stream of items into lists of ``size`` (the last may be shorter)."""
+    iterator = iter(items)
+    return iter(lambda: list(itertools.islice(iterator, size)), [])
 
 
 class StandardProcessorSupplier(abc.ABC):
-    """Supplies a Processor and, for the fast path, one function over a partition's items.
+    """Supplies a Processor and, for the fast path, one function over a partition's batches.
 
     Both give the same output for the same input: the fast path runs the vertex as one tight
-    loop (no inbox, no outbox), the processor runs in the cooperative loop.
+    loop over lists of items (no inbox, no outbox, C-level iteration inside a batch), the
+    processor runs in the cooperative loop.
     """
 
     acceptsAnyRouting = False
@@ -28,8 +39,13 @@ class StandardProcessorSupplier(abc.ABC):
         """Return a new processor."""
 
     @abc.abstractmethod
+    def batchFunction(self, context: ProcessorContext) -> BatchFunction:
+        """Return the fast path: a function from input batches to output batches."""
+
     def fastPath(self, context: ProcessorContext) -> PartitionFunction:
-        """Return the function that maps this processor's input items to its output items."""
+        """Return the fast path as a function from input items to output items."""
+        run = self.batchFunction(context)
+        return lambda items: itertools.chain.from_iterable(run(batched(items)))
 
     def preflight(self) -> "StandardProcessorSupplier":
         """Check the job's inputs and outputs on the driver; return the supplier to run."""

@@ -1,13 +1,16 @@
 """Fused map / filter / flat-map stages: one vertex, each stage still named in errors."""
 
 import enum
+import functools
+import itertools
+import operator
 from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 
 from coredag.errors import UserFunctionError, shorten
 from coredag.processor import AbstractProcessor, ProcessorContext
-from coredag.standard import PartitionFunction, StandardProcessorSupplier
+from coredag.standard import BatchFunction, StandardProcessorSupplier
 
 
 class StepKind(enum.Enum):
@@ -29,6 +32,10 @@ class StatelessStep:
     def over(self, items: Iterable) -> Iterator:
         """Apply the stage to a stream of items; a map returning None drops the item."""
         return _STEP_LOOPS[self.kind](self.fn, self.stageName, items)
+
+    def composed(self, items: Iterator) -> Iterator:
+        """Apply the stage with C-level iterators only; errors do not name the stage."""
+        return _C_LEVEL[self.kind](self.fn, items)
 
 
 def _failure(stageName: str, item: object, cause: Exception) -> UserFunctionError:
@@ -69,6 +76,14 @@ _STEP_LOOPS = {
     StepKind.FLAT_MAP: _flatMapLoop,
 }
 
+_isNotNone = functools.partial(operator.is_not, None)
+
+_C_LEVEL = {
+    StepKind.MAP: lambda fn, items: filter(_isNotNone, map(fn, items)),
+    StepKind.FILTER: filter,
+    StepKind.FLAT_MAP: lambda fn, items: itertools.chain.from_iterable(map(fn, items)),
+}
+
 
 @attrs.frozen
 class StatelessChainP(StandardProcessorSupplier):
@@ -76,9 +91,27 @@ class StatelessChainP(StandardProcessorSupplier):
 
     steps: tuple[StatelessStep, ...]
 
-    def fastPath(self, context: ProcessorContext) -> PartitionFunction:
-        """Return the stages composed into one generator pipeline."""
-        return self.over
+    def batchFunction(self, context: ProcessorContext) -> BatchFunction:
+        """Return a loop running the stages over each batch with C-level iterators."""
+        return self.overBatches
+
+    def overBatches(self, batches: Iterable[list]) -> Iterator[list]:
+        """Run the stages over each batch; on a failure, replay the batch to name the stage."""
+        for batch in batches:
+            try:
+                output = self.composed(batch)
+            except Exception:
+                list(self.over(batch))
+                raise
+            if output:
+                yield output
+
+    def composed(self, batch: list) -> list:
+        """Run every stage over ``batch`` with C-level iterators only."""
+        items = iter(batch)
+        for step in self.steps:
+            items = step.composed(items)
+        return list(items)
 
     def over(self, items: Iterable) -> Iterator:
         """Run every stage, in order, over a stream of items."""

@@ -7,7 +7,7 @@ import attrs
 
 from coredag.errors import DagError, UserFunctionError, shorten
 from coredag.processor import Inbox, Outbox, Processor, ProcessorContext, callIdleHook
-from coredag.standard import StandardProcessorSupplier
+from coredag.standard import StandardProcessorSupplier, batched
 
 MAX_CALLS_WITHOUT_PROGRESS = 100_000
 
@@ -74,6 +74,13 @@ def runPartition(spec: TaskletSpec, index: int, items: Iterator) -> Iterator:
     if spec.bucketCount > 1:
         return output
     return (item for _, item in output)
+
+
+def runPartitionBatches(spec: TaskletSpec, index: int, batches: Iterator[list]) -> Iterator[list]:
+    """Run processor ``index`` over a partition given and returned as lists of items."""
+    if spec.usesFastPath():
+        return spec.processorSupplier.batchFunction(spec.context(index))(batches)
+    return batched(runPartition(spec, index, itertools.chain.from_iterable(batches)))
 
 
 def runCooperatively(

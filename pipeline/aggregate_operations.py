@@ -5,15 +5,7 @@ import math
 import operator
 from collections.abc import Callable
 
-from coredag.aggregate_operation import AggregateOperation, identity
-
-
-def _zero() -> int:
-    return 0
-
-
-def _increment(count: int, item: object) -> int:
-    return count + 1
+from coredag.aggregate_operation import AggregateOperation, identity, increment, zero
 
 
 def _addValue(valueFn: Callable, total, item: object):
@@ -58,8 +50,8 @@ class AggregateOperations:
     def counting() -> AggregateOperation:
         """Count the items; 0 for no items."""
         return AggregateOperation(
-            createFn=_zero,
-            accumulateFn=_increment,
+            createFn=zero,
+            accumulateFn=increment,
             combineFn=operator.add,
             deductFn=operator.sub,
         )
@@ -68,7 +60,7 @@ class AggregateOperations:
     def summing(valueFn: Callable) -> AggregateOperation:
         """Sum ``valueFn(item)`` over the items; 0 for no items."""
         return AggregateOperation(
-            createFn=_zero,
+            createFn=zero,
             accumulateFn=functools.partial(_addValue, valueFn),
             combineFn=operator.add,
             deductFn=operator.sub,

@@ -2,16 +2,14 @@
 
 import cloudpickle
 
+from coredag.aggregate_operation import identity
+
 from pipeline.errors import PipelineError
 
 
 def wholeItem():
     """Return the identity function: use the whole item as the grouping key."""
-    return _wholeItem
-
-
-def _wholeItem(item):
-    return item
+    return identity
 
 
 def checkPicklable(value: object, stageName: str, parameter: str) -> None:

@@ -1,11 +1,12 @@
 """Reading files by byte range: every line read exactly once, whatever the parallelism."""
 
+import itertools
 from collections import Counter
 
 import pytest
 
 from coredag import DagError, InputError, ProcessorContext
-from coredag.sources import ItemsP, ReadFilesP, byteRanges, linesStartingIn, listFiles
+from coredag.sources import ItemsP, ReadFilesP, byteRanges, lineBatchesStartingIn, listFiles
 
 FILES = {
     "a.txt": b"alpha\nbeta\r\ngamma\n",
@@ -65,8 +66,8 @@ def test_any_split_point_gives_every_line_once(directory, name):
     aroundNewlines = {i + offset for i in newlines for offset in (-1, 0, 1, 2)}
     splits = {*range(min(size, 60) + 1), *aroundNewlines, size // 2, size}
     for split in sorted(s for s in splits if 0 <= s <= size):
-        before = linesStartingIn(path, 0, split, "utf-8")
-        after = linesStartingIn(path, split, size, "utf-8")
+        before = itertools.chain.from_iterable(lineBatchesStartingIn(path, 0, split, "utf-8"))
+        after = itertools.chain.from_iterable(lineBatchesStartingIn(path, split, size, "utf-8"))
         lines = [*before, *after]
         assert lines == naiveLines(content), split
 
@@ -95,7 +96,7 @@ def test_undecodable_line_raises_input_error_with_file_and_line(tmp_path):
     with pytest.raises(InputError) as raised:
         readAll(ReadFilesP(str(tmp_path)), 1)
     assert str(raised.value) == (
-        f"Sources.files: '{path}' line 3 is not valid utf-8: invalid start byte at byte 3"
+        f"Sources.files: '{path}' line 3 is not valid utf-8: invalid start byte at byte 17 of the file"
     )
     assert isinstance(raised.value.__cause__, UnicodeDecodeError)
 
