@@ -18,6 +18,9 @@ from coredag.standard import BatchFunction, StandardProcessorSupplier, batched
 
 _MISSING = object()
 
+PREPARE_KEY_LIMIT = 1_000_000
+"""Keys a keyed prepare step holds before it emits its partial accumulators early."""
+
 
 def _call(stageName: str, fn: Callable, item: object, *args):
     """Call a user function, naming the stage and the item if it raises."""
@@ -111,11 +114,22 @@ class FoldingSupplier(StandardProcessorSupplier):
         return self.foldBatches
 
     def foldBatches(self, batches: Iterable[list]) -> Iterator[list]:
-        """Fold every batch into the initial state, then yield the output in batches."""
+        """Fold every batch into the initial state, then yield the output in batches.
+
+        A prepare step (``acceptsAnyRouting``) whose state grows past ``isFull`` emits its
+        partial results early and starts again: the combine step merges them anyway.
+        """
         state = self.initialState()
         for batch in batches:
             state = self.foldBatch(batch, state)
+            if self.acceptsAnyRouting and self.isFull(state):
+                yield from batched(self.emit(state))
+                state = self.initialState()
         yield from batched(self.emit(state))
+
+    def isFull(self, state: object) -> bool:
+        """Return whether a prepare step should emit ``state`` early to bound its memory."""
+        return False
 
     def __call__(self) -> "FoldingProcessor":
         return FoldingProcessor(self)
@@ -124,6 +138,9 @@ class FoldingSupplier(StandardProcessorSupplier):
 class _Keyed(FoldingSupplier):
     def initialState(self) -> dict:
         return {}
+
+    def isFull(self, state: dict) -> bool:
+        return len(state) >= PREPARE_KEY_LIMIT
 
 
 class _Global(FoldingSupplier):

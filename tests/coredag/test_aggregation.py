@@ -6,6 +6,7 @@ from collections import Counter
 import pytest
 
 from coredag import AggregateOperation, ProcessorContext, UserFunctionError
+from coredag import aggregation
 from coredag.aggregation import (
     AccumulateByKeyP,
     AccumulateP,
@@ -14,6 +15,7 @@ from coredag.aggregation import (
     CombineByKeyP,
     CombineP,
 )
+from coredag.standard import batched
 
 COUNTING = AggregateOperation(
     createFn=lambda: 0,
@@ -164,3 +166,16 @@ def test_raising_create_names_the_stage():
     with pytest.raises(UserFunctionError) as raised:
         run(AggregateP(AggregateOperation(boom, lambda acc, item: acc), "make"), [])
     assert str(raised.value) == "Stage 'make' failed on item None: KeyError: 'boom'"
+
+
+def test_keyed_prepare_emits_early_at_its_key_limit_and_combine_restores_the_total(monkeypatch):
+    monkeypatch.setattr(aggregation, "PREPARE_KEY_LIMIT", 10)
+    counting = AggregateOperation(lambda: 0, lambda acc, item: acc + 1, lambda a, b: a + b)
+    items = [key % 25 for key in range(1000)]
+    context = ProcessorContext("prepare", 0, 1)
+    prepare = aggregation.AccumulateByKeyP(lambda x: x, counting, "count")
+    partials = [entry for batch in prepare.batchFunction(context)(batched(items, 7)) for entry in batch]
+    assert len(partials) > 25, "the prepare step emitted partial accumulators early"
+    combine = aggregation.CombineByKeyP(counting, "count")
+    totals = [entry for batch in combine.batchFunction(context)(iter([partials])) for entry in batch]
+    assert dict(totals) == Counter(items)
