@@ -245,10 +245,20 @@ def _selectOrdinal(ordinal: int, batches: Iterator[list]) -> Iterator[list]:
 def _runVertex(spec: TaskletSpec, packed: bool, index: int, batches: Iterator) -> Iterator[list]:
     if packed:
         batches = (packet for _, packet in batches)
+    batches = sliced(batches, spec.queueSize)
     try:
         yield from runPartitionBatches(spec, index, batches)
     except TRANSPORTED as error:
         raise TransportedError(error) from None
+
+
+def sliced(batches: Iterator[list], size: int) -> Iterator[list]:
+    """Cut batches longer than ``size``: the queue between two processors holds at most that."""
+    for batch in batches:
+        if len(batch) <= size:
+            yield batch
+        else:
+            yield from (batch[start : start + size] for start in range(0, len(batch), size))
 
 
 @attrs.frozen

@@ -42,14 +42,16 @@ def main(argv: list[str] | None = None) -> list[tuple[str, int]]:
 
     p = wordCountPipeline(args.input, args.glob)
     jet = Jet(master=args.master)
-    jet.newJob(p).join()
-    top = sorted(jet.getList("counts"), key=lambda entry: (-entry[1], entry[0]))[: args.top]
+    try:
+        jet.newJob(p).join()
+        top = sorted(jet.getList("counts"), key=lambda entry: (-entry[1], entry[0]))[: args.top]
+    finally:
+        jet.shutdown()
     print(f"The {args.top} most frequent words in {args.input}:")
     for word, count in top:
         print(f"{count:>8}  {word}")
     written, note = writePlanSvg(p, args.svg)
     print(note or f"The plan is drawn in {written}")
-    jet.shutdown()
     return top
 
 

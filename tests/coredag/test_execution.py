@@ -4,7 +4,7 @@ from collections import Counter
 
 import pytest
 
-from coredag import DAG, AbstractProcessor, Edge, Partitioner
+from coredag import DAG, AbstractProcessor, Edge, Partitioner, UserFunctionError
 from coredag.sinks import ListSinkP
 from coredag.sources import ItemsP
 from planner import Jet
@@ -144,3 +144,87 @@ def test_equal_priorities_interleave_and_both_complete(jet):
     dag.edge(Edge.between(merge, sink))
     tagged = received(jet, dag)
     assert Counter(ordinal for _, ordinal, _ in tagged) == {0: 300, 1: 300}
+
+
+class Collector(AbstractProcessor):
+    """Emits ``(ordinal, item)`` for every item of every ordinal."""
+
+    def tryProcess(self, ordinal=None, item=None) -> bool:
+        if ordinal is None:
+            return True
+        return self.tryEmit((ordinal, item))
+
+
+def test_fork_that_rejoins_with_different_priorities_completes(jet):
+    for buffered in (False, True):
+        dag = DAG()
+        source = dag.newVertex("source", ItemsP(tuple(range(50))), 2)
+        left = dag.newVertex("left", TagWithIndex, 2)
+        right = dag.newVertex("right", TagWithIndex, 2)
+        join = dag.newVertex("join", Collector, 2)
+        sink = dag.newVertex("sink", ListSinkP(f"rejoined-{buffered}"), 1)
+        dag.edge(Edge.from_(source, 0).to(left)).edge(Edge.from_(source, 1).to(right))
+        lowPriority = Edge.from_(right).to(join, 1).priority(1)
+        dag.edge(Edge.from_(left).to(join, 0)).edge(lowPriority.buffered() if buffered else lowPriority)
+        dag.edge(Edge.between(join, sink))
+        jet.newJob(dag).join()
+        rejoined = jet.getList(f"rejoined-{buffered}")
+        assert Counter(ordinal for ordinal, _ in rejoined) == {0: 50, 1: 50}
+        assert sorted(inner[2] for ordinal, inner in rejoined if ordinal == 1) == list(range(50))
+
+
+def test_diamond_gives_exact_results(jet):
+    dag = DAG()
+    source = dag.newVertex("source", ItemsP(tuple(range(30))), 3)
+    left = dag.newVertex("left", TagWithIndex, 2)
+    right = dag.newVertex("right", TagWithIndex, 3)
+    bottom = dag.newVertex("bottom", Collector, 1)
+    sink = dag.newVertex("sink", ListSinkP("diamond"), 1)
+    dag.edge(Edge.from_(source, 0).to(left).distributed())
+    dag.edge(Edge.from_(source, 1).to(right))
+    dag.edge(Edge.from_(left).to(bottom, 0)).edge(Edge.from_(right).to(bottom, 1))
+    dag.edge(Edge.between(bottom, sink))
+    jet.newJob(dag).join()
+    byOrdinal = {0: [], 1: []}
+    for ordinal, (_, _, item) in jet.getList("diamond"):
+        byOrdinal[ordinal].append(item)
+    assert sorted(byOrdinal[0]) == sorted(byOrdinal[1]) == list(range(30))
+
+
+def test_vertex_with_three_inputs_sees_each_on_its_ordinal(jet):
+    dag = DAG()
+    merge = dag.newVertex("merge", Collector, 2)
+    sink = dag.newVertex("sink", ListSinkP("three"), 1)
+    for ordinal in range(3):
+        source = dag.newVertex(f"source{ordinal}", ItemsP(tuple(f"{ordinal}-{i}" for i in range(10))), ordinal + 1)
+        dag.edge(Edge.from_(source).to(merge, ordinal).distributed())
+    dag.edge(Edge.between(merge, sink))
+    jet.newJob(dag).join()
+    assert sorted(jet.getList("three")) == sorted(
+        (ordinal, f"{ordinal}-{i}") for ordinal in range(3) for i in range(10)
+    )
+
+
+class FailingAfterOne(AbstractProcessor):
+    """Takes one item, fails on the next; close() leaves a marker file named by the item."""
+
+    def tryProcess0(self, item) -> bool:
+        self.marker = item[0]
+        if item[1] > 0:
+            raise RuntimeError("second item")
+        return True
+
+    def close(self) -> None:
+        with open(self.marker, "w") as file:
+            file.write("closed")
+
+
+def test_close_is_called_when_a_processor_fails_on_spark(jet, tmp_path):
+    marker = str(tmp_path / "closed")
+    dag = DAG()
+    source = dag.newVertex("source", ItemsP(((marker, 0), (marker, 1))), 1)
+    failing = dag.newVertex("failing", FailingAfterOne, 1)
+    dag.edge(Edge.between(source, failing))
+    with pytest.raises(UserFunctionError, match=r"^Stage 'failing' failed on item .*: RuntimeError: second item"):
+        jet.newJob(dag).join()
+    assert (tmp_path / "closed").read_text() == "closed"

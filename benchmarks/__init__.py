@@ -1,0 +1,1 @@
+"""Benchmarks: sparkjet against hand-written PySpark and plain Python, measured in one run."""

@@ -1,0 +1,16 @@
+"""The benchmarked programs: each runs alone in a fresh process (``python -m benchmarks.variants``)."""
+
+WORD_COUNT = {
+    "sparkjet": "benchmarks.variants.sparkjet:measure",
+    "rdd": "benchmarks.variants.rdd:measure",
+    "rdd-counter": "benchmarks.variants.rdd_counter:measure",
+    "dataframe": "benchmarks.variants.dataframe:measure",
+    "python": "benchmarks.variants.plain_python:measure",
+}
+TINY = {
+    "sparkjet": "benchmarks.variants.tiny:sparkjet",
+    "rdd": "benchmarks.variants.tiny:rdd",
+    "trivial": "benchmarks.variants.tiny:trivial",
+}
+PLANNING = {"planning": "benchmarks.variants.planning:measure"}
+KINDS = {"word-count": WORD_COUNT, "tiny": TINY, "planning": PLANNING}
