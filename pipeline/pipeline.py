@@ -1,11 +1,15 @@
 """The Pipeline: the one mutable object of the API, an append-only graph of transforms."""
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from pipeline.naming import makeNamesUnique
 from pipeline.pipeline_graph import PipelineGraph
 from pipeline.sources import BatchSource
 from pipeline.transforms import SourceTransform, Transform
+
+if TYPE_CHECKING:
+    from pipeline.stage import BatchStage
 
 
 class Pipeline:

@@ -39,7 +39,7 @@ def test_plan_writes_dot_and_svg(script, tmp_path, capsys):
     assert main(["plan", str(script), "--dot", str(dot), "--svg", str(svg)]) == 0
     assert dot.read_text().startswith("digraph DAG {")
     assert "<svg" in svg.read_text()
-    assert f"wrote the plan of job-" in capsys.readouterr().out
+    assert "wrote the plan of job-" in capsys.readouterr().out
 
 
 def test_svg_without_dot_program_writes_dot_text_and_says_how_to_install(

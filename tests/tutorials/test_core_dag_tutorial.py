@@ -2,7 +2,6 @@
 
 import re
 import runpy
-from collections import Counter
 
 import pytest
 
@@ -24,16 +23,6 @@ LINES = [
 def tutorial() -> dict:
     """The tutorial script's globals; running it this way starts nothing."""
     return runpy.run_path(str(SCRIPT))
-
-
-@pytest.fixture
-def smallCorpus(tmp_path, corpusLines):
-    """The first 2,000 lines of the corpus, split over two files, and their Counter."""
-    directory = tmp_path / "books"
-    directory.mkdir()
-    (directory / "a.txt").write_text("\n".join(corpusLines[:1000]) + "\n")
-    (directory / "b.txt").write_text("\n".join(corpusLines[1000:2000]) + "\n")
-    return directory, Counter(word for line in corpusLines[:2000] for word in tokenize(line))
 
 
 def startedTokenizer(tutorial: dict, capacity: int):
