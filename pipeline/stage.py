@@ -16,6 +16,7 @@ from pipeline.transforms import (
     FlatMapTransform,
     GroupTransform,
     MapTransform,
+    Rebalancing,
     SinkTransform,
     Transform,
 )
@@ -52,8 +53,18 @@ class Stage:
         return self
 
 
+@attrs.frozen
 class BatchStage(Stage):
     """A stage emitting a finite stream of items."""
+
+    rebalancing: Rebalancing | None = None
+
+    def rebalance(self, keyFn: Callable | None = None) -> "BatchStage":
+        """Spread this stage's items over the cluster before the next stage: round-robin,
+        or partitioned by ``keyFn``; the next stage is not fused with this one."""
+        if keyFn is not None:
+            checkPicklable(keyFn, self.name(), "keyFn")
+        return attrs.evolve(self, rebalancing=Rebalancing(keyFn))
 
     def map(self, mapFn: Callable) -> "BatchStage":
         """Map each item with ``mapFn``; a None result drops the item."""
@@ -70,7 +81,7 @@ class BatchStage(Stage):
     def groupingKey(self, keyFn: Callable) -> "BatchStageWithKey":
         """Return a view of this stage whose aggregations work per ``keyFn(item)``."""
         checkPicklable(keyFn, self.name(), "keyFn")
-        return BatchStageWithKey(self.pipeline, self.index, keyFn)
+        return BatchStageWithKey(self.pipeline, self.index, keyFn, self.rebalancing)
 
     def aggregate(self, aggrOp: AggregateOperation) -> "BatchStage":
         """Aggregate all items into one result."""
@@ -78,11 +89,17 @@ class BatchStage(Stage):
 
     def writeTo(self, sink: Sink) -> "SinkStage":
         """Send every item to ``sink``."""
-        return SinkStage(self.pipeline, self.pipeline.attach(SinkTransform(sink.name, sink), (self.index,)))
+        return SinkStage(self.pipeline, self.attachDownstream(SinkTransform(sink.name, sink)))
+
+    def attachDownstream(self, transform: Transform) -> int:
+        """Add ``transform`` fed by this stage (rebalanced if asked); return its index."""
+        if self.rebalancing is not None:
+            transform = attrs.evolve(transform, inputRebalancing=(self.rebalancing,))
+        return self.pipeline.attach(transform, (self.index,))
 
     def _attach(self, transform: Transform, fn: object, parameter: str) -> "BatchStage":
         checkPicklable(fn, transform.name, parameter)
-        return BatchStage(self.pipeline, self.pipeline.attach(transform, (self.index,)))
+        return BatchStage(self.pipeline, self.attachDownstream(transform))
 
 
 @attrs.frozen
@@ -92,12 +109,17 @@ class BatchStageWithKey:
     pipeline: Pipeline = attrs.field(repr=False)
     index: int
     keyFn: Callable
+    rebalancing: Rebalancing | None = None
 
     def aggregate(self, aggrOp: AggregateOperation) -> BatchStage:
         """Aggregate the items of each key; emit ``(key, result)`` tuples."""
         transform = GroupTransform("group-and-aggregate", self.keyFn, aggrOp)
         checkPicklable(aggrOp, transform.name, "aggrOp")
-        return BatchStage(self.pipeline, self.pipeline.attach(transform, (self.index,)))
+        return self._attach(transform)
+
+    def _attach(self, transform: Transform) -> BatchStage:
+        upstream = BatchStage(self.pipeline, self.index, self.rebalancing)
+        return BatchStage(self.pipeline, upstream.attachDownstream(transform))
 
 
 class SinkStage(Stage):

@@ -12,11 +12,23 @@ LOCAL_PARALLELISM_USE_DEFAULT = -1
 
 
 @attrs.frozen
+class Rebalancing:
+    """An input that ``rebalance()`` spreads over the cluster: round-robin, or by ``keyFn``."""
+
+    keyFn: Callable | None = None
+
+
+@attrs.frozen
 class Transform:
-    """A stage of the pipeline: its name and local parallelism."""
+    """A stage of the pipeline: its name, local parallelism and how each input is routed."""
 
     name: str
     localParallelism: int = attrs.field(default=LOCAL_PARALLELISM_USE_DEFAULT, kw_only=True)
+    inputRebalancing: tuple[Rebalancing | None, ...] = attrs.field(default=(), kw_only=True)
+
+    def rebalancing(self, ordinal: int) -> Rebalancing | None:
+        """Return how input ``ordinal`` is rebalanced, None if it is not."""
+        return self.inputRebalancing[ordinal] if ordinal < len(self.inputRebalancing) else None
 
 
 @attrs.frozen

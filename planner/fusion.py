@@ -28,15 +28,26 @@ def findChain(graph: PipelineGraph, start: int) -> list[int]:
 
 
 def canFuse(graph: PipelineGraph, upstream: int, downstream: int) -> bool:
-    """Jet's rule: the next stage is stateless too and has the same local parallelism."""
+    """Jet's rule: the next stage is stateless too, has the same local parallelism, and
+    its input is not rebalanced."""
     first, second = graph.transforms[upstream], graph.transforms[downstream]
-    return isinstance(second, STATELESS) and second.localParallelism == first.localParallelism
+    return (
+        isinstance(second, STATELESS)
+        and second.localParallelism == first.localParallelism
+        and second.rebalancing(0) is None
+    )
 
 
 def fusedTransform(stages: list[Transform]) -> FusedTransform:
     """Return the transform running ``stages`` in order, named ``fused(a, b, ...)``."""
     name = f"fused({', '.join(stage.name for stage in stages)})"
-    return FusedTransform(name, tuple(stages), localParallelism=stages[0].localParallelism)
+    first = stages[0]
+    return FusedTransform(
+        name,
+        tuple(stages),
+        localParallelism=first.localParallelism,
+        inputRebalancing=first.inputRebalancing,
+    )
 
 
 def fuseStatelessChains(graph: PipelineGraph) -> PipelineGraph:

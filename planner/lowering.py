@@ -55,16 +55,28 @@ class DagBuilder:
         self._exits[index] = vertex
 
     def addEdges(self, index: int, vertex: Vertex, customize: EdgeCustomizer = lambda e: e) -> None:
-        """Connect the stages feeding stage ``index`` to ``vertex``, at ordinals 0, 1, ..."""
+        """Connect the stages feeding stage ``index`` to ``vertex``, at ordinals 0, 1, ...;
+        a rebalanced input becomes distributed (and partitioned by its key, if it has one)."""
+        transform = self.graph.transforms[index]
         for destOrdinal, upstream in enumerate(self.graph.upstream[index]):
             source = self._exits[upstream]
             sourceOrdinal = self._nextOrdinal.get(source.name, 0)
-            self.addEdge(customize(Edge.from_(source, sourceOrdinal).to(vertex, destOrdinal)))
+            edge = rebalanced(Edge.from_(source, sourceOrdinal).to(vertex, destOrdinal), transform)
+            self.addEdge(customize(edge))
 
     def addEdge(self, edge: Edge) -> None:
         """Add an edge, counting its source ordinal as used."""
         self._nextOrdinal[edge.sourceName] = max(self._nextOrdinal.get(edge.sourceName, 0), edge.sourceOrdinal + 1)
         self.dag.edge(edge)
+
+
+def rebalanced(edge: Edge, transform: Transform) -> Edge:
+    """Apply ``rebalance()`` of the destination's input: distributed, maybe partitioned."""
+    rebalancing = transform.rebalancing(edge.destOrdinal)
+    if rebalancing is None:
+        return edge
+    edge = edge.distributed()
+    return edge.partitioned(rebalancing.keyFn) if rebalancing.keyFn else edge
 
 
 def lowerToDag(graph: PipelineGraph) -> DAG:
@@ -101,10 +113,10 @@ def lowerStateless(builder: DagBuilder, index: int, transform: Transform) -> Non
 
 def lowerGroup(builder: DagBuilder, index: int, transform: GroupTransform) -> None:
     """``group-and-aggregate-prepare`` -(distributed partitioned)-> ``group-and-aggregate``;
-    one distributed partitioned stage when the operation has no combine."""
+    one distributed partitioned stage when the operation has no combine or after rebalance()."""
     name, op, keyFn = transform.name, transform.aggrOp, transform.keyFn
     parallelism = transform.localParallelism
-    if op.combineFn is None:
+    if op.combineFn is None or transform.rebalancing(0) is not None:
         vertex = builder.addVertex(name, AggregateByKeyP(keyFn, op, name), parallelism)
         builder.addEdges(index, vertex, lambda e: e.distributed().partitioned(keyFn))
     else:
