@@ -20,9 +20,10 @@ def jetEdgeLabel(edge: Edge) -> str:
         RoutingPolicy.ALL_TO_ONE: "partitioned",
         RoutingPolicy.BROADCAST: "broadcast",
     }[edge.routing]
-    if edge.isDistributed:
-        return "distributed" + (f"-{routing}" if routing else "")
-    return routing
+    labels = ["distributed"] if edge.isDistributed else []
+    labels += [routing] if routing else []
+    labels += ["ordered"] if edge.ordering is not None else []
+    return "-".join(labels)
 
 
 def _escape(name: str) -> str:
@@ -62,6 +63,8 @@ def jetDotString(dag: DAG, defaultParallelism: int = LOCAL_PARALLELISM_USE_DEFAU
 def edgeCaption(edge: Edge) -> str:
     """Return a short human caption for an edge: locality, routing, priority."""
     words = ["distributed" if edge.isDistributed else "local", edge.routing.value]
+    if edge.ordering is not None:
+        words.append("ordered")
     if edge.priorityNumber:
         words.append(f"priority {edge.priorityNumber}")
     if edge.isBuffered:

@@ -21,6 +21,14 @@ class RoutingPolicy(enum.Enum):
 
 
 @attrs.frozen
+class Ordering:
+    """The order an ordered edge delivers items in: by ``key(item)``, maybe reversed."""
+
+    key: Callable[[object], object] | None = None
+    reverse: bool = False
+
+
+@attrs.frozen
 class Edge:
     """A connection from an outbound ordinal of one vertex to an inbound ordinal of another."""
 
@@ -35,6 +43,7 @@ class Edge:
     isDistributed: bool = False
     isBuffered: bool = False
     priorityNumber: int = 0
+    ordering: Ordering | None = None
     config: EdgeConfig = attrs.field(factory=EdgeConfig)
 
     @classmethod
@@ -89,6 +98,10 @@ class Edge:
         """Consume this edge before edges with a higher number (default 0)."""
         return attrs.evolve(self, priorityNumber=priority)
 
+    def ordered(self, key: Callable[[object], object] | None = None, reverse: bool = False) -> "Edge":
+        """Deliver the items to each processor sorted by ``key`` (the items' own order)."""
+        return attrs.evolve(self, ordering=Ordering(key, reverse))
+
     def buffered(self) -> "Edge":
         """Allow unbounded buffering, for a lower-priority edge of a fork that rejoins."""
         return attrs.evolve(self, isBuffered=True)
@@ -123,6 +136,8 @@ def _builder_call(edge: Edge) -> str:
             else ".partitioned(?, ?)"
         ),
     }[edge.routing]
+    if edge.ordering is not None:
+        text += ".ordered(?)"
     if edge.isDistributed:
         text += ".distributed()"
     if edge.priorityNumber:

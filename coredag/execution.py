@@ -167,6 +167,7 @@ class _RddBuilder:
             outboxCapacity=config.outboxCapacity,
             jobName=self.jobName,
             inboundPriorities=tuple(e.priorityNumber for e in inbound),
+            inboundOrdering=inbound[0].ordering if len(inbound) == 1 else None,
         )
         if not inbound:
             parent, packed = self.sc.parallelize([], count), False

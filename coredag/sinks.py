@@ -120,9 +120,9 @@ class ForwardingSinkProcessor(AbstractProcessor):
     def __init__(self, convert) -> None:
         self._convert = convert
 
-    def tryProcess0(self, item) -> bool:
-        """Forward ``item`` to the terminal output."""
-        return self.tryEmit(self._convert(item), 0)
+    def tryProcess(self, ordinal: int | None = None, item=None) -> bool:
+        """Forward ``item`` of any ordinal to the terminal output; alone, the idle hook."""
+        return True if ordinal is None else self.tryEmit(self._convert(item), 0)
 
 
 class LoggingProcessor(AbstractProcessor):
@@ -132,7 +132,8 @@ class LoggingProcessor(AbstractProcessor):
         """Set up the logger."""
         self._logger = workerLogger(context)
 
-    def tryProcess0(self, item) -> bool:
-        """Log ``item``."""
-        self._logger.info("%s", item)
+    def tryProcess(self, ordinal: int | None = None, item=None) -> bool:
+        """Log ``item`` of any ordinal; alone, the idle hook."""
+        if ordinal is not None:
+            self._logger.info("%s", item)
         return True

@@ -5,6 +5,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 
+from coredag.edge import Ordering
 from coredag.errors import DagError, UserFunctionError, shorten
 from coredag.processor import Inbox, Outbox, Processor, ProcessorContext, callIdleHook
 from coredag.standard import StandardProcessorSupplier, batched
@@ -29,6 +30,7 @@ class TaskletSpec:
     outboxCapacity: int
     jobName: str = ""
     inboundPriorities: tuple[int, ...] = ()
+    inboundOrdering: Ordering | None = None
 
     def context(self, index: int) -> ProcessorContext:
         """Return the context of processor ``index``."""
@@ -77,7 +79,12 @@ def runPartition(spec: TaskletSpec, index: int, items: Iterator) -> Iterator:
 
 
 def runPartitionBatches(spec: TaskletSpec, index: int, batches: Iterator[list]) -> Iterator[list]:
-    """Run processor ``index`` over a partition given and returned as lists of items."""
+    """Run processor ``index`` over a partition given and returned as lists of items; the
+    input of an ordered edge is sorted first (its runs come sorted: Timsort merges them)."""
+    ordering = spec.inboundOrdering
+    if ordering is not None:
+        items = itertools.chain.from_iterable(batches)
+        batches = batched(sorted(items, key=ordering.key, reverse=ordering.reverse), spec.queueSize)
     if spec.usesFastPath():
         return spec.processorSupplier.batchFunction(spec.context(index))(batches)
     return batched(runPartition(spec, index, itertools.chain.from_iterable(batches)))

@@ -7,15 +7,21 @@ from pipeline.functions import wholeItem
 from pipeline.pipeline import Pipeline
 from pipeline.sinks import Sinks
 from pipeline.sources import Sources
-from pipeline.stage import BatchStage, BatchStageWithKey, SinkStage
+from coredag.service_factory import ServiceFactories, ServiceFactory
+from pipeline.stage import BatchStage, BatchStageWithKey, HashJoinBuilder, SinkStage
+from pipeline.transforms import JoinClause
 
 __all__ = [
     "AggregateOperation",
     "AggregateOperations",
     "BatchStage",
     "BatchStageWithKey",
+    "HashJoinBuilder",
+    "JoinClause",
     "Pipeline",
     "PipelineError",
+    "ServiceFactories",
+    "ServiceFactory",
     "SinkStage",
     "Sinks",
     "Sources",

@@ -1,15 +1,41 @@
-"""Factories of common aggregate operations, with Jet's names and empty results."""
+"""Factories of common aggregate operations, with Jet's names and empty results.
 
+Every operation returns the accumulator from accumulate and combine, mutates only the left
+argument of combine, and exports a value that shares no mutable state with the accumulator.
+"""
+
+import bisect
 import functools
+import heapq
+import itertools
 import math
 import operator
 from collections.abc import Callable
+from fractions import Fraction
+
+import attrs
 
 from coredag.aggregate_operation import AggregateOperation, identity, increment, zero
+from coredag.errors import shorten
+from pipeline.errors import PipelineError
+
+_rankOf = operator.itemgetter(0)
+
+
+class DuplicateKeyError(ValueError):
+    """toMap without a mergeFn met a second value for a key."""
 
 
 def _addValue(valueFn: Callable, total, item: object):
     return total + valueFn(item)
+
+
+def _addTuples(left: tuple, right: tuple) -> tuple:
+    return tuple(map(operator.add, left, right))
+
+
+def _subtractTuples(left: tuple, right: tuple) -> tuple:
+    return tuple(map(operator.sub, left, right))
 
 
 def _newTotalAndCount() -> tuple:
@@ -18,14 +44,6 @@ def _newTotalAndCount() -> tuple:
 
 def _addToTotalAndCount(valueFn: Callable, acc: tuple, item: object) -> tuple:
     return (acc[0] + valueFn(item), acc[1] + 1)
-
-
-def _combineTotalsAndCounts(left: tuple, right: tuple) -> tuple:
-    return (left[0] + right[0], left[1] + right[1])
-
-
-def _deductTotalsAndCounts(left: tuple, right: tuple) -> tuple:
-    return (left[0] - right[0], left[1] - right[1])
 
 
 def _mean(acc: tuple) -> float:
@@ -41,6 +59,198 @@ def _append(items: list, item: object) -> list:
 def _extend(left: list, right: list) -> list:
     left.extend(right)
     return left
+
+
+def _addToSet(items: set, item: object) -> set:
+    items.add(item)
+    return items
+
+
+def _addAllToSet(left: set, right: set) -> set:
+    left.update(right)
+    return left
+
+
+def _nothing() -> tuple:
+    """Return an empty holder: minBy and maxBy then hold ``(key, item)``, pickAny ``(item,)``."""
+    return ()
+
+
+def _keepBetter(keyFn: Callable, better: Callable, held: tuple, item: object) -> tuple:
+    key = keyFn(item)
+    return (key, item) if not held or better(key, held[0]) else held
+
+
+def _combineBetter(better: Callable, left: tuple, right: tuple) -> tuple:
+    return right if right and (not left or better(right[0], left[0])) else left
+
+
+def _heldItem(held: tuple) -> object:
+    """Return the item a holder holds (its last element), or None if it is empty."""
+    return held[-1] if held else None
+
+
+def _keepFirst(held: tuple, item: object) -> tuple:
+    return held or (item,)
+
+
+def _combineFirst(left: tuple, right: tuple) -> tuple:
+    return left or right
+
+
+@attrs.frozen
+class _Descending:
+    """A sort key that orders its ``key`` from the greatest down."""
+
+    key: object
+
+    def __lt__(self, other: "_Descending") -> bool:
+        return other.key < self.key
+
+
+def _rankDescending(keyFn: Callable, item: object) -> _Descending:
+    return _Descending(keyFn(item))
+
+
+def _insertRanked(n: int, rankFn: Callable, ranked: list, item: object) -> list:
+    """Insert ``(rank, item)`` after the entries of equal rank; keep the best ``n``."""
+    rank = rankFn(item)
+    at = bisect.bisect_right(ranked, rank, key=_rankOf)
+    if at < n:
+        ranked.insert(at, (rank, item))
+        del ranked[n:]
+    return ranked
+
+
+def _mergeRanked(n: int, left: list, right: list) -> list:
+    return list(itertools.islice(heapq.merge(left, right, key=_rankOf), n))
+
+
+def _rankedItems(ranked: list) -> list:
+    return [item for _, item in ranked]
+
+
+def _putValue(mergeFn: Callable | None, entries: dict, key: object, value: object) -> dict:
+    if key not in entries:
+        entries[key] = value
+    elif mergeFn is None:
+        raise DuplicateKeyError(
+            f"toMap: duplicate key {shorten(key)} with the values {shorten(entries[key])} and "
+            f"{shorten(value)}; expected each key once. Pass a mergeFn to combine the values "
+            "of one key: toMap(keyFn, valueFn, mergeFn)"
+        )
+    else:
+        entries[key] = mergeFn(entries[key], value)
+    return entries
+
+
+def _putItem(keyFn: Callable, valueFn: Callable, mergeFn: Callable | None, entries: dict, item):
+    return _putValue(mergeFn, entries, keyFn(item), valueFn(item))
+
+
+def _putAll(mergeFn: Callable | None, left: dict, right: dict) -> dict:
+    for key, value in right.items():
+        _putValue(mergeFn, left, key, value)
+    return left
+
+
+def _accumulateInGroup(keyFn: Callable, downstream: AggregateOperation, groups: dict, item) -> dict:
+    key = keyFn(item)
+    acc = groups[key] if key in groups else downstream.createFn()
+    groups[key] = downstream.accumulateFn(acc, item)
+    return groups
+
+
+def _combineGroups(downstream: AggregateOperation, left: dict, right: dict) -> dict:
+    """Combine each group of ``right`` into ``left``'s, into a new one where ``left`` has none."""
+    for key, acc in right.items():
+        mine = left[key] if key in left else downstream.createFn()
+        left[key] = downstream.combineFn(mine, acc)
+    return left
+
+
+def _mapValues(fn: Callable, groups: dict) -> dict:
+    return {key: fn(acc) for key, acc in groups.items()}
+
+
+def _accumulateMapped(mapFn: Callable, accumulateFn: Callable, acc: object, item: object):
+    mapped = mapFn(item)
+    return acc if mapped is None else accumulateFn(acc, mapped)
+
+
+def _accumulateIf(predicate: Callable, accumulateFn: Callable, acc: object, item: object):
+    return accumulateFn(acc, item) if predicate(item) else acc
+
+
+def _accumulateEach(flatMapFn: Callable, accumulateFn: Callable, acc: object, item: object):
+    for each in flatMapFn(item):
+        acc = accumulateFn(acc, each)
+    return acc
+
+
+def _reduceItem(toValueFn: Callable, combineFn: Callable, acc: object, item: object):
+    return combineFn(acc, toValueFn(item))
+
+
+def _sorted(keyFn: Callable | None, reverse: bool, items: list) -> list:
+    return sorted(items, key=keyFn, reverse=reverse)
+
+
+def _sortInPlace(keyFn: Callable | None, reverse: bool, items: list) -> list:
+    items.sort(key=keyFn, reverse=reverse)
+    return items
+
+
+def _appendNonEmpty(parts: list, text: str) -> list:
+    if text:
+        parts.append(text)
+    return parts
+
+
+def _joined(delimiter: str, prefix: str, suffix: str, parts: list) -> str:
+    return prefix + delimiter.join(parts) + suffix
+
+
+def _newTrendSums() -> tuple:
+    """Return ``(n, sumX, sumY, sumXY, sumX2)`` for no points."""
+    return (0, 0, 0, 0, 0)
+
+
+def _exact(number):
+    """Return ints as they are and other numbers as Fractions, so sums lose nothing."""
+    return number if isinstance(number, int) else Fraction(number)
+
+
+def _addPoint(xFn: Callable, yFn: Callable, sums: tuple, item: object) -> tuple:
+    x, y = _exact(xFn(item)), _exact(yFn(item))
+    return _addTuples(sums, (1, x, y, x * y, x * x))
+
+
+def _slope(sums: tuple) -> float:
+    n, sumX, sumY, sumXY, sumX2 = sums
+    denominator = n * sumX2 - sumX * sumX
+    return float((n * sumXY - sumX * sumY) / denominator) if denominator else math.nan
+
+
+def _createAll(createFns: tuple) -> list:
+    return [create() for create in createFns]
+
+
+def _accumulateAll(accumulateFns: tuple, accs: list, item: object) -> list:
+    for i, accumulate in enumerate(accumulateFns):
+        accs[i] = accumulate(accs[i], item)
+    return accs
+
+
+def _pairwise(fns: tuple, left: list, right: list) -> list:
+    """Combine or deduct each part of ``right`` into the same part of ``left``."""
+    for i, fn in enumerate(fns):
+        left[i] = fn(left[i], right[i])
+    return left
+
+
+def _resultsOfAll(fns: tuple, accs: list) -> tuple:
+    return tuple(fn(acc) for fn, acc in zip(fns, accs))
 
 
 class AggregateOperations:
@@ -72,9 +282,50 @@ class AggregateOperations:
         return AggregateOperation(
             createFn=_newTotalAndCount,
             accumulateFn=functools.partial(_addToTotalAndCount, valueFn),
-            combineFn=_combineTotalsAndCounts,
-            deductFn=_deductTotalsAndCounts,
+            combineFn=_addTuples,
+            deductFn=_subtractTuples,
             exportFn=_mean,
+        )
+
+    @staticmethod
+    def minBy(keyFn: Callable) -> AggregateOperation:
+        """Find the item of least ``keyFn(item)``, the first of equals; None for no items."""
+        return AggregateOperations._bestBy(keyFn, operator.lt)
+
+    @staticmethod
+    def maxBy(keyFn: Callable) -> AggregateOperation:
+        """Find the item of greatest ``keyFn(item)``, the first of equals; None for no items."""
+        return AggregateOperations._bestBy(keyFn, operator.gt)
+
+    @staticmethod
+    def _bestBy(keyFn: Callable, better: Callable) -> AggregateOperation:
+        return AggregateOperation(
+            createFn=_nothing,
+            accumulateFn=functools.partial(_keepBetter, keyFn, better),
+            combineFn=functools.partial(_combineBetter, better),
+            exportFn=_heldItem,
+        )
+
+    @staticmethod
+    def topN(n: int, keyFn: Callable) -> AggregateOperation:
+        """List the ``n`` items of greatest ``keyFn(item)``, greatest first; [] for no items."""
+        return AggregateOperations._firstN("topN", n, functools.partial(_rankDescending, keyFn))
+
+    @staticmethod
+    def bottomN(n: int, keyFn: Callable) -> AggregateOperation:
+        """List the ``n`` items of least ``keyFn(item)``, least first; [] for no items."""
+        return AggregateOperations._firstN("bottomN", n, keyFn)
+
+    @staticmethod
+    def _firstN(name: str, n: int, rankFn: Callable) -> AggregateOperation:
+        """Keep the ``n`` items of least ``rankFn(item)``; of equal ranks, the first ones."""
+        if n < 1:
+            raise PipelineError(f"{name}: expected n of at least 1, got {n}")
+        return AggregateOperation(
+            createFn=list,
+            accumulateFn=functools.partial(_insertRanked, n, rankFn),
+            combineFn=functools.partial(_mergeRanked, n),
+            exportFn=_rankedItems,
         )
 
     @staticmethod
@@ -88,3 +339,142 @@ class AggregateOperations:
             finishFn=identity,
         )
 
+    @staticmethod
+    def toSet() -> AggregateOperation:
+        """Collect the items into a set; an empty set for no items."""
+        return AggregateOperation(
+            createFn=set,
+            accumulateFn=_addToSet,
+            combineFn=_addAllToSet,
+            exportFn=set,
+            finishFn=identity,
+        )
+
+    @staticmethod
+    def toMap(
+        keyFn: Callable, valueFn: Callable, mergeFn: Callable | None = None
+    ) -> AggregateOperation:
+        """Collect ``{keyFn(item): valueFn(item)}``; ``mergeFn`` merges the values of one key."""
+        return AggregateOperation(
+            createFn=dict,
+            accumulateFn=functools.partial(_putItem, keyFn, valueFn, mergeFn),
+            combineFn=functools.partial(_putAll, mergeFn),
+            exportFn=dict,
+            finishFn=identity,
+        )
+
+    @staticmethod
+    def groupingBy(
+        keyFn: Callable, downstream: AggregateOperation | None = None
+    ) -> AggregateOperation:
+        """Map each ``keyFn(item)`` to its items aggregated by ``downstream`` (default toList)."""
+        downstream = AggregateOperations.toList() if downstream is None else downstream
+        combineFn = None
+        if downstream.combineFn is not None:
+            combineFn = functools.partial(_combineGroups, downstream)
+        return AggregateOperation(
+            createFn=dict,
+            accumulateFn=functools.partial(_accumulateInGroup, keyFn, downstream),
+            combineFn=combineFn,
+            exportFn=functools.partial(_mapValues, downstream.exportFn),
+            finishFn=functools.partial(_mapValues, downstream.finishFn),
+        )
+
+    @staticmethod
+    def mapping(mapFn: Callable, downstream: AggregateOperation) -> AggregateOperation:
+        """Aggregate ``mapFn(item)`` with ``downstream``; a None result skips the item."""
+        return attrs.evolve(
+            downstream,
+            accumulateFn=functools.partial(_accumulateMapped, mapFn, downstream.accumulateFn),
+        )
+
+    @staticmethod
+    def filtering(predicate: Callable, downstream: AggregateOperation) -> AggregateOperation:
+        """Aggregate with ``downstream`` only the items for which ``predicate`` is true."""
+        return attrs.evolve(
+            downstream,
+            accumulateFn=functools.partial(_accumulateIf, predicate, downstream.accumulateFn),
+        )
+
+    @staticmethod
+    def flatMapping(flatMapFn: Callable, downstream: AggregateOperation) -> AggregateOperation:
+        """Aggregate with ``downstream`` every value of the iterable ``flatMapFn(item)``."""
+        return attrs.evolve(
+            downstream,
+            accumulateFn=functools.partial(_accumulateEach, flatMapFn, downstream.accumulateFn),
+        )
+
+    @staticmethod
+    def reducing(
+        emptyAccValue: object,
+        toValueFn: Callable,
+        combineFn: Callable,
+        deductFn: Callable | None = None,
+    ) -> AggregateOperation:
+        """Fold ``toValueFn(item)`` into ``emptyAccValue`` with the associative ``combineFn``."""
+        return AggregateOperation(
+            createFn=functools.partial(identity, emptyAccValue),
+            accumulateFn=functools.partial(_reduceItem, toValueFn, combineFn),
+            combineFn=combineFn,
+            deductFn=deductFn,
+        )
+
+    @staticmethod
+    def pickAny() -> AggregateOperation:
+        """Pick one of the items (the first one seen); None for no items."""
+        return AggregateOperation(
+            createFn=_nothing,
+            accumulateFn=_keepFirst,
+            combineFn=_combineFirst,
+            exportFn=_heldItem,
+        )
+
+    @staticmethod
+    def sorting(keyFn: Callable | None = None, reverse: bool = False) -> AggregateOperation:
+        """List the items sorted as ``sorted(items, key=keyFn, reverse=reverse)``; [] for none."""
+        return AggregateOperation(
+            createFn=list,
+            accumulateFn=_append,
+            combineFn=_extend,
+            exportFn=functools.partial(_sorted, keyFn, reverse),
+            finishFn=functools.partial(_sortInPlace, keyFn, reverse),
+        )
+
+    @staticmethod
+    def concatenating(
+        delimiter: str = "", prefix: str = "", suffix: str = ""
+    ) -> AggregateOperation:
+        """Join the non-empty string items with ``delimiter`` between ``prefix`` and ``suffix``."""
+        return AggregateOperation(
+            createFn=list,
+            accumulateFn=_appendNonEmpty,
+            combineFn=_extend,
+            exportFn=functools.partial(_joined, delimiter, prefix, suffix),
+        )
+
+    @staticmethod
+    def linearTrend(xFn: Callable, yFn: Callable) -> AggregateOperation:
+        """Return the slope of the least-squares line through the points; NaN below 2 distinct x."""
+        return AggregateOperation(
+            createFn=_newTrendSums,
+            accumulateFn=functools.partial(_addPoint, xFn, yFn),
+            combineFn=_addTuples,
+            deductFn=_subtractTuples,
+            exportFn=_slope,
+        )
+
+    @staticmethod
+    def allOf(*ops: AggregateOperation) -> AggregateOperation:
+        """Run every operation over the same items; the result is the tuple of their results."""
+        return AggregateOperation(
+            createFn=functools.partial(_createAll, tuple(op.createFn for op in ops)),
+            accumulateFn=functools.partial(_accumulateAll, tuple(op.accumulateFn for op in ops)),
+            combineFn=AggregateOperations._pairwiseOrNone([op.combineFn for op in ops]),
+            deductFn=AggregateOperations._pairwiseOrNone([op.deductFn for op in ops]),
+            exportFn=functools.partial(_resultsOfAll, tuple(op.exportFn for op in ops)),
+            finishFn=functools.partial(_resultsOfAll, tuple(op.finishFn for op in ops)),
+        )
+
+    @staticmethod
+    def _pairwiseOrNone(fns: list) -> Callable | None:
+        return None if None in fns else functools.partial(_pairwise, tuple(fns))

@@ -6,10 +6,11 @@ from typing import TYPE_CHECKING
 from pipeline.naming import makeNamesUnique
 from pipeline.pipeline_graph import PipelineGraph
 from pipeline.sources import BatchSource
-from pipeline.transforms import SourceTransform, Transform
+from pipeline.sinks import Sink
+from pipeline.transforms import SinkTransform, SourceTransform, Transform
 
 if TYPE_CHECKING:
-    from pipeline.stage import BatchStage
+    from pipeline.stage import BatchStage, SinkStage
 
 
 class Pipeline:
@@ -29,6 +30,12 @@ class Pipeline:
         from pipeline.stage import BatchStage
 
         return BatchStage(self, self.attach(SourceTransform(source.name, source=source), ()))
+
+    def writeTo(self, sink: Sink, *stages: "BatchStage") -> "SinkStage":
+        """Send the items of every one of ``stages`` to one ``sink``."""
+        from pipeline.stage import SinkStage, attachFedBy
+
+        return SinkStage(self, attachFedBy(SinkTransform(sink.name, sink), stages))
 
     def attach(self, transform: Transform, upstream: tuple[int, ...]) -> int:
         """Add ``transform`` fed by the transforms at ``upstream``; return its index."""

@@ -6,18 +6,28 @@ import attrs
 
 from coredag.aggregate_operation import AggregateOperation
 from pipeline.errors import PipelineError
-from pipeline.functions import checkPicklable
+from pipeline.functions import checkPicklable, wholeItem
 from pipeline.pipeline import Pipeline
 from pipeline.sinks import Sink
+from coredag.service_factory import ServiceFactory
 from pipeline.transforms import (
     LOCAL_PARALLELISM_USE_DEFAULT,
     AggregateTransform,
+    CustomTransform,
+    DistinctTransform,
     FilterTransform,
     FlatMapTransform,
     GroupTransform,
+    HashJoinTransform,
+    JoinClause,
+    MapStatefulTransform,
     MapTransform,
+    MergeTransform,
     Rebalancing,
+    RollingAggregateTransform,
+    ServiceTransform,
     SinkTransform,
+    SortTransform,
     Transform,
 )
 
@@ -91,15 +101,115 @@ class BatchStage(Stage):
         """Send every item to ``sink``."""
         return SinkStage(self.pipeline, self.attachDownstream(SinkTransform(sink.name, sink)))
 
+    def merge(self, other: "BatchStage") -> "BatchStage":
+        """Emit the items of this stage and of ``other``."""
+        return BatchStage(self.pipeline, attachFedBy(MergeTransform("merge"), (self, other)))
+
+    def distinct(self) -> "BatchStage":
+        """Emit each distinct item once."""
+        return self.groupingKey(wholeItem()).distinct()
+
+    def sort(self, key: Callable | None = None, reverse: bool = False) -> "BatchStage":
+        """Emit all items in one total order: by ``key(item)``, or the items' own order."""
+        transform = SortTransform("sort", key, reverse)
+        return self._attach(transform, key, "key")
+
+    def hashJoin(self, other: "BatchStage", clause: JoinClause, mapFn: Callable) -> "BatchStage":
+        """Emit ``mapFn(item, match)`` for every match in ``other`` (``None`` if none)."""
+        return self._hashJoin((other,), (clause,), mapFn, inner=False)
+
+    def innerHashJoin(self, other: "BatchStage", clause: JoinClause, mapFn: Callable) -> "BatchStage":
+        """Emit ``mapFn(item, match)`` for every match in ``other``; unmatched items drop."""
+        return self._hashJoin((other,), (clause,), mapFn, inner=True)
+
+    def hashJoin2(
+        self, stage1: "BatchStage", clause1: JoinClause, stage2: "BatchStage", clause2: JoinClause,
+        mapFn: Callable,
+    ) -> "BatchStage":
+        """Emit ``mapFn(item, match1, match2)`` for every pair of matches (``None`` if none)."""
+        return self._hashJoin((stage1, stage2), (clause1, clause2), mapFn, inner=False)
+
+    def innerHashJoin2(
+        self, stage1: "BatchStage", clause1: JoinClause, stage2: "BatchStage", clause2: JoinClause,
+        mapFn: Callable,
+    ) -> "BatchStage":
+        """Emit ``mapFn(item, match1, match2)`` for every pair of matches; others drop."""
+        return self._hashJoin((stage1, stage2), (clause1, clause2), mapFn, inner=True)
+
+    def hashJoinBuilder(self) -> "HashJoinBuilder":
+        """Return a builder joining this stage with any number of others by tag."""
+        return HashJoinBuilder(self)
+
+    def customTransform(self, name: str, processorSupplier: Callable) -> "BatchStage":
+        """Run your own processors, named ``name``, on this stage's items."""
+        return self._attach(CustomTransform(name, processorSupplier), processorSupplier, "processorSupplier")
+
+    def mapUsingService(self, serviceFactory: ServiceFactory, mapFn: Callable) -> "BatchStage":
+        """Map each item with ``mapFn(service, item)``; a None result drops the item."""
+        return self._usingService("map", serviceFactory, mapFn)
+
+    def filterUsingService(self, serviceFactory: ServiceFactory, filterFn: Callable) -> "BatchStage":
+        """Keep the items for which ``filterFn(service, item)`` is true."""
+        return self._usingService("filter", serviceFactory, filterFn)
+
+    def flatMapUsingService(self, serviceFactory: ServiceFactory, flatMapFn: Callable) -> "BatchStage":
+        """Map each item to the items of ``flatMapFn(service, item)``."""
+        return self._usingService("flatMap", serviceFactory, flatMapFn)
+
+    def apply(self, transformFn: Callable[["BatchStage"], "BatchStage"]) -> "BatchStage":
+        """Return ``transformFn(self)``: a reusable piece of pipeline."""
+        return transformFn(self)
+
     def attachDownstream(self, transform: Transform) -> int:
         """Add ``transform`` fed by this stage (rebalanced if asked); return its index."""
-        if self.rebalancing is not None:
-            transform = attrs.evolve(transform, inputRebalancing=(self.rebalancing,))
-        return self.pipeline.attach(transform, (self.index,))
+        return attachFedBy(transform, (self,))
 
     def _attach(self, transform: Transform, fn: object, parameter: str) -> "BatchStage":
         checkPicklable(fn, transform.name, parameter)
         return BatchStage(self.pipeline, self.attachDownstream(transform))
+
+    def _usingService(self, kind: str, serviceFactory: ServiceFactory, fn: Callable) -> "BatchStage":
+        transform = ServiceTransform(f"{kind}UsingService", kind, serviceFactory, fn)
+        checkPicklable(serviceFactory, transform.name, "serviceFactory")
+        return self._attach(transform, fn, f"{kind}Fn")
+
+    def _hashJoin(self, others, clauses, mapFn, inner: bool, matchesByTag: bool = False) -> "BatchStage":
+        name = f"{len(others) + 1}-way hash-join"
+        transform = HashJoinTransform(name, tuple(clauses), mapFn, inner, matchesByTag)
+        checkPicklable(transform, name, "clauses and mapFn")
+        return BatchStage(self.pipeline, attachFedBy(transform, (self, *others)))
+
+
+def attachFedBy(transform: Transform, stages: tuple["BatchStage", ...]) -> int:
+    """Add ``transform`` fed by ``stages`` (at ordinals 0, 1, ...); return its index."""
+    pipeline = stages[0].pipeline
+    foreign = [stage.name() for stage in stages if stage.pipeline is not pipeline]
+    if foreign:
+        raise PipelineError(
+            f"Stage '{transform.name}': the stages {foreign} belong to another pipeline"
+        )
+    if any(stage.rebalancing is not None for stage in stages):
+        transform = attrs.evolve(transform, inputRebalancing=tuple(s.rebalancing for s in stages))
+    return pipeline.attach(transform, tuple(stage.index for stage in stages))
+
+
+class HashJoinBuilder:
+    """Collects the stages to join with a primary stage; ``add`` returns each one's tag."""
+
+    def __init__(self, primary: BatchStage) -> None:
+        self._primary = primary
+        self._sides: list[tuple[BatchStage, JoinClause]] = []
+
+    def add(self, stage: BatchStage, clause: JoinClause) -> int:
+        """Join ``stage`` by ``clause``; return the tag its matches have in ``build``'s dict."""
+        self._sides.append((stage, clause))
+        return len(self._sides) - 1
+
+    def build(self, mapFn: Callable) -> BatchStage:
+        """Emit ``mapFn(item, {tag: match})`` per combination of matches (``None`` if none)."""
+        stages = tuple(stage for stage, _ in self._sides)
+        clauses = tuple(clause for _, clause in self._sides)
+        return self._primary._hashJoin(stages, clauses, mapFn, inner=False, matchesByTag=True)
 
 
 @attrs.frozen
@@ -116,6 +226,28 @@ class BatchStageWithKey:
         transform = GroupTransform("group-and-aggregate", self.keyFn, aggrOp)
         checkPicklable(aggrOp, transform.name, "aggrOp")
         return self._attach(transform)
+
+    def distinct(self) -> BatchStage:
+        """Emit the first item seen of each key."""
+        return self._attach(DistinctTransform("distinct", self.keyFn))
+
+    def mapStateful(self, createFn: Callable, mapFn: Callable) -> BatchStage:
+        """Map each item with ``mapFn(state, key, item)``, a state per key made by ``createFn()``;
+        a None result drops the item. Mutate the state in place to keep what you learn."""
+        transform = MapStatefulTransform("map-stateful-keyed", self.keyFn, createFn, mapFn)
+        checkPicklable(transform, transform.name, "createFn and mapFn")
+        return self._attach(transform)
+
+    def rollingAggregate(self, aggrOp: AggregateOperation) -> BatchStage:
+        """Emit, for each item, ``(key, result so far)`` of its key's aggregation."""
+        transform = RollingAggregateTransform("rolling-aggregate", self.keyFn, aggrOp)
+        checkPicklable(aggrOp, transform.name, "aggrOp")
+        return self._attach(transform)
+
+    def customTransform(self, name: str, processorSupplier: Callable) -> BatchStage:
+        """Run your own processors, each key's items all reaching the same processor."""
+        checkPicklable(processorSupplier, name, "processorSupplier")
+        return self._attach(CustomTransform(name, processorSupplier, self.keyFn))
 
     def _attach(self, transform: Transform) -> BatchStage:
         upstream = BatchStage(self.pipeline, self.index, self.rebalancing)

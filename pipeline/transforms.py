@@ -79,3 +79,86 @@ class SinkTransform(Transform):
     """Writes items to a sink."""
 
     sink: Sink
+
+
+@attrs.frozen
+class MergeTransform(Transform):
+    """Emits the items of all its inputs."""
+
+
+@attrs.frozen
+class DistinctTransform(Transform):
+    """Emits the first item seen of each key."""
+
+    keyFn: Callable
+
+
+@attrs.frozen
+class SortTransform(Transform):
+    """Emits all items in one total order, by ``keyFn`` (the items themselves if None)."""
+
+    keyFn: Callable | None
+    reverse: bool
+
+
+@attrs.frozen
+class JoinClause:
+    """How a hash join matches: ``leftKeyFn(primary) == rightKeyFn(other)``; the matched
+    item is ``rightProjectFn(other)``."""
+
+    leftKeyFn: Callable
+    rightKeyFn: Callable
+    rightProjectFn: Callable | None = None
+
+    @classmethod
+    def onKeys(cls, leftKeyFn: Callable, rightKeyFn: Callable) -> "JoinClause":
+        """Match primary items and other items whose keys are equal."""
+        return cls(leftKeyFn, rightKeyFn)
+
+    def projecting(self, rightProjectFn: Callable) -> "JoinClause":
+        """Return this clause with the matched item mapped by ``rightProjectFn``."""
+        return attrs.evolve(self, rightProjectFn=rightProjectFn)
+
+
+@attrs.frozen
+class HashJoinTransform(Transform):
+    """Enriches each primary item (input 0) with the matching items of the other inputs."""
+
+    clauses: tuple[JoinClause, ...]
+    mapFn: Callable
+    inner: bool
+    matchesByTag: bool = False
+
+
+@attrs.frozen
+class CustomTransform(Transform):
+    """Runs the user's processors; partitioned by ``keyFn`` when it is set."""
+
+    processorSupplier: Callable
+    keyFn: Callable | None = None
+
+
+@attrs.frozen
+class ServiceTransform(Transform):
+    """A map, filter or flat-map whose function also gets a service made once per processor."""
+
+    kind: str
+    serviceFactory: object
+    fn: Callable
+
+
+@attrs.frozen
+class MapStatefulTransform(Transform):
+    """Maps each item with a state kept per key: ``mapFn(state, key, item)``."""
+
+    keyFn: Callable
+    createFn: Callable
+    mapFn: Callable
+
+
+@attrs.frozen
+class RollingAggregateTransform(Transform):
+    """Emits, for each item, ``(key, export(acc))`` of its key's running accumulator."""
+
+    keyFn: Callable
+    aggrOp: AggregateOperation

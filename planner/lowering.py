@@ -14,7 +14,12 @@ from coredag.aggregation import (
 from coredag.dag import DAG
 from coredag.dot import PREPARE_SUFFIX
 from coredag.edge import Edge
+from coredag.identity import IdentityP
+from coredag.join import HashJoinCollectP, HashJoinP
+from coredag.keyed import DistinctP, MapStatefulP, RollingAggregateP
+from coredag.service import ServiceP
 from coredag.sinks import FilesSinkP, ListSinkP, LoggerSinkP
+from coredag.sorting import SortP
 from coredag.sources import ItemsP, ReadFilesP
 from coredag.stateless import StatelessChainP, StatelessStep, StepKind
 from coredag.vertex import LOCAL_PARALLELISM_USE_DEFAULT, Vertex
@@ -23,17 +28,26 @@ from pipeline.sinks import FilesSink, ListSink, LoggerSink
 from pipeline.sources import FilesSource, ItemsSource
 from pipeline.transforms import (
     AggregateTransform,
+    CustomTransform,
+    DistinctTransform,
     FilterTransform,
     FlatMapTransform,
     GroupTransform,
+    HashJoinTransform,
+    MapStatefulTransform,
     MapTransform,
+    MergeTransform,
+    RollingAggregateTransform,
+    ServiceTransform,
     SinkTransform,
+    SortTransform,
     SourceTransform,
     Transform,
 )
 from planner.fusion import FusedTransform
 
 EdgeCustomizer = Callable[[Edge], Edge]
+COLLECT_SUFFIX = "-collect"
 _entryKey = operator.itemgetter(0)
 
 
@@ -59,10 +73,13 @@ class DagBuilder:
         a rebalanced input becomes distributed (and partitioned by its key, if it has one)."""
         transform = self.graph.transforms[index]
         for destOrdinal, upstream in enumerate(self.graph.upstream[index]):
-            source = self._exits[upstream]
-            sourceOrdinal = self._nextOrdinal.get(source.name, 0)
-            edge = rebalanced(Edge.from_(source, sourceOrdinal).to(vertex, destOrdinal), transform)
+            edge = rebalanced(self.edgeFrom(upstream).to(vertex, destOrdinal), transform)
             self.addEdge(customize(edge))
+
+    def edgeFrom(self, upstream: int) -> Edge:
+        """Return a half-built edge from the next free ordinal of stage ``upstream``'s vertex."""
+        source = self._exits[upstream]
+        return Edge.from_(source, self._nextOrdinal.get(source.name, 0))
 
     def addEdge(self, edge: Edge) -> None:
         """Add an edge, counting its source ordinal as used."""
@@ -164,6 +181,80 @@ _SINK_SUPPLIERS = {
 }
 
 
+def lowerMerge(builder: DagBuilder, index: int, transform: MergeTransform) -> None:
+    """A merge is one ``merge`` vertex with an input per merged stage."""
+    vertex = builder.addVertex(transform.name, IdentityP(), transform.localParallelism)
+    builder.addEdges(index, vertex)
+    builder.setExit(index, vertex)
+
+
+def lowerDistinct(builder: DagBuilder, index: int, transform: DistinctTransform) -> None:
+    """``distinct-prepare`` (local partitioned in) -(distributed partitioned)-> ``distinct``."""
+    name, keyFn, parallelism = transform.name, transform.keyFn, transform.localParallelism
+    prepare = builder.addVertex(name + PREPARE_SUFFIX, DistinctP(keyFn, name, isPrepare=True), parallelism)
+    vertex = builder.addVertex(name, DistinctP(keyFn, name), parallelism)
+    builder.addEdges(index, prepare, lambda e: e.partitioned(keyFn))
+    builder.addEdge(Edge.between(prepare, vertex).distributed().partitioned(keyFn))
+    builder.setExit(index, vertex)
+
+
+def lowerSort(builder: DagBuilder, index: int, transform: SortTransform) -> None:
+    """``sort`` (each partition) -(distributed all-to-one, ordered)-> ``sort-collect`` (1)."""
+    name, keyFn, reverse = transform.name, transform.keyFn, transform.reverse
+    sort = builder.addVertex(name, SortP(keyFn, reverse, name), transform.localParallelism)
+    collect = builder.addVertex(name + COLLECT_SUFFIX, IdentityP(), 1)
+    builder.addEdges(index, sort)
+    builder.addEdge(Edge.between(sort, collect).distributed().allToOne(name).ordered(keyFn, reverse))
+    builder.setExit(index, collect)
+
+
+def lowerHashJoin(builder: DagBuilder, index: int, transform: HashJoinTransform) -> None:
+    """Each joined stage -(distributed broadcast)-> ``<name>-collector<i>`` (parallelism 1)
+    -(broadcast, priority -1)-> ``<name>-joiner``, which gets the primary stage at ordinal 0."""
+    name, clauses = transform.name, transform.clauses
+    joiner = builder.addVertex(
+        f"{name}-joiner",
+        HashJoinP(tuple(c.leftKeyFn for c in clauses), transform.mapFn, transform.inner, transform.matchesByTag, name),
+        transform.localParallelism,
+    )
+    primary, *sides = builder.graph.upstream[index]
+    builder.addEdge(rebalanced(builder.edgeFrom(primary).to(joiner, 0), transform))
+    for ordinal, (side, clause) in enumerate(zip(sides, clauses), start=1):
+        collector = builder.addVertex(
+            f"{name}-collector{ordinal}", HashJoinCollectP(clause.rightKeyFn, clause.rightProjectFn, name), 1
+        )
+        builder.addEdge(builder.edgeFrom(side).to(collector).distributed().broadcast())
+        builder.addEdge(Edge.from_(collector).to(joiner, ordinal).broadcast().priority(-1))
+    builder.setExit(index, joiner)
+
+
+def lowerCustom(builder: DagBuilder, index: int, transform: CustomTransform) -> None:
+    """The user's processors in one vertex; keyed: behind a distributed partitioned edge."""
+    vertex = builder.addVertex(transform.name, transform.processorSupplier, transform.localParallelism)
+    keyFn = transform.keyFn
+    builder.addEdges(index, vertex, (lambda e: e.distributed().partitioned(keyFn)) if keyFn else (lambda e: e))
+    builder.setExit(index, vertex)
+
+
+def lowerService(builder: DagBuilder, index: int, transform: ServiceTransform) -> None:
+    """A map, filter or flat-map using a service is one vertex (not fused)."""
+    supplier = ServiceP(transform.kind, transform.serviceFactory, transform.fn, transform.name)
+    vertex = builder.addVertex(transform.name, supplier, transform.localParallelism)
+    builder.addEdges(index, vertex)
+    builder.setExit(index, vertex)
+
+
+def lowerKeyedStep(builder: DagBuilder, index: int, transform: Transform) -> None:
+    """``mapStateful`` and ``rollingAggregate``: one vertex behind a distributed partitioned edge."""
+    if isinstance(transform, MapStatefulTransform):
+        supplier = MapStatefulP(transform.keyFn, transform.createFn, transform.mapFn, transform.name)
+    else:
+        supplier = RollingAggregateP(transform.keyFn, transform.aggrOp, transform.name)
+    vertex = builder.addVertex(transform.name, supplier, transform.localParallelism)
+    builder.addEdges(index, vertex, lambda e: e.distributed().partitioned(transform.keyFn))
+    builder.setExit(index, vertex)
+
+
 _LOWERINGS = {
     SourceTransform: lowerSource,
     MapTransform: lowerStateless,
@@ -173,4 +264,12 @@ _LOWERINGS = {
     GroupTransform: lowerGroup,
     AggregateTransform: lowerAggregate,
     SinkTransform: lowerSink,
+    MergeTransform: lowerMerge,
+    DistinctTransform: lowerDistinct,
+    SortTransform: lowerSort,
+    HashJoinTransform: lowerHashJoin,
+    CustomTransform: lowerCustom,
+    ServiceTransform: lowerService,
+    MapStatefulTransform: lowerKeyedStep,
+    RollingAggregateTransform: lowerKeyedStep,
 }

@@ -1,0 +1,59 @@
+"""Sorting a partition: the first step of a total sort."""
+
+import itertools
+from collections.abc import Callable, Iterable, Iterator
+
+import attrs
+
+from coredag.errors import UserFunctionError
+from coredag.processor import AbstractProcessor, ProcessorContext
+from coredag.standard import BatchFunction, StandardProcessorSupplier, batched
+
+
+def sortedItems(items: Iterable, keyFn: Callable | None, reverse: bool, stageName: str) -> list:
+    """Return ``items`` sorted by ``keyFn``, naming the stage if the key or comparison fails."""
+    try:
+        return sorted(items, key=keyFn, reverse=reverse)
+    except Exception as cause:
+        raise UserFunctionError(stageName, "(one of the items being sorted)", cause) from cause
+
+
+@attrs.frozen
+class SortP(StandardProcessorSupplier):
+    """Emits its partition's items sorted by ``keyFn`` (the items' own order if None)."""
+
+    keyFn: Callable | None
+    reverse: bool
+    stageName: str
+
+    def batchFunction(self, context: ProcessorContext) -> BatchFunction:
+        """Return a function sorting all input batches into sorted output batches."""
+        return self._sortBatches
+
+    def _sortBatches(self, batches: Iterable[list]) -> Iterator[list]:
+        everything = itertools.chain.from_iterable(batches)
+        yield from batched(sortedItems(everything, self.keyFn, self.reverse, self.stageName))
+
+    def __call__(self) -> "SortProcessor":
+        return SortProcessor(self)
+
+
+class SortProcessor(AbstractProcessor):
+    """Collects every item, then emits them sorted from ``complete()``."""
+
+    def __init__(self, supplier: SortP) -> None:
+        self._supplier = supplier
+        self._items: list = []
+        self._output: Iterator | None = None
+
+    def tryProcess0(self, item) -> bool:
+        """Keep ``item``."""
+        self._items.append(item)
+        return True
+
+    def complete(self) -> bool:
+        """Emit the items in order; False while the outbox refuses."""
+        if self._output is None:
+            supplier = self._supplier
+            self._output = iter(sortedItems(self._items, supplier.keyFn, supplier.reverse, supplier.stageName))
+        return self.emitFromTraverser(self._output)
