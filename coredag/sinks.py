@@ -89,16 +89,15 @@ class LoggerSinkP(SinkSupplier):
 
     def batchFunction(self, context: ProcessorContext) -> BatchFunction:
         """Return a loop that logs each item and emits nothing."""
-        logger = workerLogger(context)
+        logger = workerLogger(context.logger)
         return lambda batches: _logEach(logger, itertools.chain.from_iterable(batches))
 
     def __call__(self) -> "LoggingProcessor":
         return LoggingProcessor()
 
 
-def workerLogger(context: ProcessorContext) -> logging.Logger:
-    """Return the processor's logger, printing INFO to stderr if nothing configured it."""
-    logger = context.logger
+def workerLogger(logger: logging.Logger) -> logging.Logger:
+    """Return ``logger``, set to print INFO to stderr if nothing configured logging."""
     root = logging.getLogger()
     if not root.handlers and not logger.handlers:
         handler = logging.StreamHandler(sys.stderr)
@@ -130,7 +129,7 @@ class LoggingProcessor(AbstractProcessor):
 
     def onInit(self, context: ProcessorContext) -> None:
         """Set up the logger."""
-        self._logger = workerLogger(context)
+        self._logger = workerLogger(context.logger)
 
     def tryProcess(self, ordinal: int | None = None, item=None) -> bool:
         """Log ``item`` of any ordinal; alone, the idle hook."""

@@ -19,6 +19,7 @@ class StepKind(enum.Enum):
     MAP = "map"
     FILTER = "filter"
     FLAT_MAP = "flat-map"
+    PEEK = "peek"
 
 
 @attrs.frozen
@@ -70,10 +71,19 @@ def _flatMapLoop(fn: Callable, stageName: str, items: Iterable) -> Iterator:
             raise _failure(stageName, item, cause) from cause
 
 
+def _peekLoop(fn: Callable, stageName: str, items: Iterable) -> Iterator:
+    for item in items:
+        try:
+            yield fn(item)
+        except Exception as cause:
+            raise _failure(stageName, item, cause) from cause
+
+
 _STEP_LOOPS = {
     StepKind.MAP: _mapLoop,
     StepKind.FILTER: _filterLoop,
     StepKind.FLAT_MAP: _flatMapLoop,
+    StepKind.PEEK: _peekLoop,
 }
 
 _isNotNone = functools.partial(operator.is_not, None)
@@ -82,6 +92,7 @@ _C_LEVEL = {
     StepKind.MAP: lambda fn, items: filter(_isNotNone, map(fn, items)),
     StepKind.FILTER: filter,
     StepKind.FLAT_MAP: lambda fn, items: itertools.chain.from_iterable(map(fn, items)),
+    StepKind.PEEK: map,
 }
 
 

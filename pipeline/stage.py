@@ -23,6 +23,7 @@ from pipeline.transforms import (
     MapStatefulTransform,
     MapTransform,
     MergeTransform,
+    Peek,
     Rebalancing,
     RollingAggregateTransform,
     ServiceTransform,
@@ -75,6 +76,18 @@ class BatchStage(Stage):
         if keyFn is not None:
             checkPicklable(keyFn, self.name(), "keyFn")
         return attrs.evolve(self, rebalancing=Rebalancing(keyFn))
+
+    def peek(self, shouldLogFn: Callable | None = None, toStringFn: Callable | None = None) -> "BatchStage":
+        """Log the items this stage emits (those ``shouldLogFn`` accepts, as ``toStringFn``
+        renders them) on the worker, at INFO; adds no vertex. Return this stage."""
+        if self.rebalancing is not None:
+            raise PipelineError(
+                f"Stage '{self.name()}': peek() right after rebalance() is not supported; "
+                "call peek() before rebalance()"
+            )
+        checkPicklable((shouldLogFn, toStringFn), self.name(), "shouldLogFn and toStringFn")
+        self.pipeline.update(self.index, lambda t: attrs.evolve(t, peek=Peek(shouldLogFn, toStringFn)))
+        return self
 
     def map(self, mapFn: Callable) -> "BatchStage":
         """Map each item with ``mapFn``; a None result drops the item."""

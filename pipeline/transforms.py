@@ -19,12 +19,22 @@ class Rebalancing:
 
 
 @attrs.frozen
+class Peek:
+    """What ``peek()`` logs of a stage's output: ``toStringFn(item)`` where ``shouldLogFn(item)``."""
+
+    shouldLogFn: Callable | None = None
+    toStringFn: Callable | None = None
+
+
+@attrs.frozen
 class Transform:
-    """A stage of the pipeline: its name, local parallelism and how each input is routed."""
+    """A stage of the pipeline: its name, local parallelism, how each input is routed, and
+    whether its output is peeked at."""
 
     name: str
     localParallelism: int = attrs.field(default=LOCAL_PARALLELISM_USE_DEFAULT, kw_only=True)
     inputRebalancing: tuple[Rebalancing | None, ...] = attrs.field(default=(), kw_only=True)
+    peek: Peek | None = attrs.field(default=None, kw_only=True)
 
     def rebalancing(self, ordinal: int) -> Rebalancing | None:
         """Return how input ``ordinal`` is rebalanced, None if it is not."""

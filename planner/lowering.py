@@ -3,6 +3,8 @@
 import operator
 from collections.abc import Callable
 
+import attrs
+
 from coredag.aggregation import (
     AccumulateByKeyP,
     AccumulateP,
@@ -12,6 +14,8 @@ from coredag.aggregation import (
     CombineP,
 )
 from coredag.dag import DAG
+from coredag.errors import DagError
+from coredag.peeking import ItemLogger, peeking
 from coredag.dot import PREPARE_SUFFIX
 from coredag.edge import Edge
 from coredag.identity import IdentityP
@@ -37,6 +41,7 @@ from pipeline.transforms import (
     MapStatefulTransform,
     MapTransform,
     MergeTransform,
+    Peek,
     RollingAggregateTransform,
     ServiceTransform,
     SinkTransform,
@@ -44,7 +49,7 @@ from pipeline.transforms import (
     SourceTransform,
     Transform,
 )
-from planner.fusion import FusedTransform
+from planner.fusion import STATELESS, FusedTransform
 
 EdgeCustomizer = Callable[[Edge], Edge]
 COLLECT_SUFFIX = "-collect"
@@ -52,21 +57,42 @@ _entryKey = operator.itemgetter(0)
 
 
 class DagBuilder:
-    """The DAG being built, the vertex each lowered stage emits from, and its next ordinal."""
+    """The vertices and edges lowered so far, the vertex each stage emits from, and the
+    next free outbound ordinal of each vertex."""
 
     def __init__(self, graph: PipelineGraph) -> None:
         self.graph = graph
-        self.dag = DAG()
+        self._vertices: dict[str, Vertex] = {}
+        self._edges: list[Edge] = []
         self._exits: dict[int, Vertex] = {}
         self._nextOrdinal: dict[str, int] = {}
 
     def addVertex(self, name: str, supplier, localParallelism: int) -> Vertex:
-        """Add a vertex to the DAG and return it."""
-        return self.dag.newVertex(name, supplier, localParallelism)
+        """Add a vertex and return it."""
+        vertex = Vertex(name, supplier, localParallelism)
+        if name in self._vertices:
+            raise DagError(f"Vertex {name} is already defined.")
+        self._vertices[name] = vertex
+        return vertex
 
     def setExit(self, index: int, vertex: Vertex) -> None:
-        """Record ``vertex`` as the one stage ``index`` emits from."""
+        """Record ``vertex`` as the one stage ``index`` emits from; a peeked stage's vertex
+        logs what it emits."""
+        transform = self.graph.transforms[index]
+        if transform.peek is not None and not isinstance(transform, (*STATELESS, FusedTransform)):
+            logger = itemLogger(transform.name, transform.peek)
+            vertex = attrs.evolve(vertex, processorSupplier=peeking(vertex.processorSupplier, logger))
+            self._vertices[vertex.name] = vertex
         self._exits[index] = vertex
+
+    def build(self) -> DAG:
+        """Return the DAG of everything added, checked edge by edge."""
+        dag = DAG()
+        for vertex in self._vertices.values():
+            dag.vertex(vertex)
+        for edge in self._edges:
+            dag.edge(edge)
+        return dag
 
     def addEdges(self, index: int, vertex: Vertex, customize: EdgeCustomizer = lambda e: e) -> None:
         """Connect the stages feeding stage ``index`` to ``vertex``, at ordinals 0, 1, ...;
@@ -84,7 +110,12 @@ class DagBuilder:
     def addEdge(self, edge: Edge) -> None:
         """Add an edge, counting its source ordinal as used."""
         self._nextOrdinal[edge.sourceName] = max(self._nextOrdinal.get(edge.sourceName, 0), edge.sourceOrdinal + 1)
-        self.dag.edge(edge)
+        self._edges.append(edge)
+
+
+def itemLogger(stageName: str, peek: Peek) -> ItemLogger:
+    """Return the per-item logger of a peeked stage."""
+    return ItemLogger(stageName, peek.shouldLogFn, peek.toStringFn)
 
 
 def rebalanced(edge: Edge, transform: Transform) -> Edge:
@@ -101,7 +132,7 @@ def lowerToDag(graph: PipelineGraph) -> DAG:
     builder = DagBuilder(graph)
     for index, transform in enumerate(graph.transforms):
         _LOWERINGS[type(transform)](builder, index, transform)
-    return builder.dag
+    return builder.build()
 
 
 def lowerSource(builder: DagBuilder, index: int, transform: SourceTransform) -> None:
@@ -110,19 +141,23 @@ def lowerSource(builder: DagBuilder, index: int, transform: SourceTransform) -> 
     builder.setExit(index, builder.addVertex(transform.name, supplier, transform.localParallelism))
 
 
-def statelessStep(transform: Transform) -> StatelessStep:
-    """Return the step that runs one map, filter or flat-map stage."""
+def statelessSteps(transform: Transform) -> tuple[StatelessStep, ...]:
+    """Return the steps that run one map, filter or flat-map stage, and its peek if any."""
     if isinstance(transform, MapTransform):
-        return StatelessStep(StepKind.MAP, transform.mapFn, transform.name)
-    if isinstance(transform, FilterTransform):
-        return StatelessStep(StepKind.FILTER, transform.filterFn, transform.name)
-    return StatelessStep(StepKind.FLAT_MAP, transform.flatMapFn, transform.name)
+        step = StatelessStep(StepKind.MAP, transform.mapFn, transform.name)
+    elif isinstance(transform, FilterTransform):
+        step = StatelessStep(StepKind.FILTER, transform.filterFn, transform.name)
+    else:
+        step = StatelessStep(StepKind.FLAT_MAP, transform.flatMapFn, transform.name)
+    if transform.peek is None:
+        return (step,)
+    return step, StatelessStep(StepKind.PEEK, itemLogger(transform.name, transform.peek), transform.name)
 
 
 def lowerStateless(builder: DagBuilder, index: int, transform: Transform) -> None:
     """A map, filter or flat-map stage, or a fused chain of them, is one vertex."""
     stages = transform.stages if isinstance(transform, FusedTransform) else (transform,)
-    supplier = StatelessChainP(tuple(statelessStep(stage) for stage in stages))
+    supplier = StatelessChainP(tuple(step for stage in stages for step in statelessSteps(stage)))
     vertex = builder.addVertex(transform.name, supplier, transform.localParallelism)
     builder.addEdges(index, vertex)
     builder.setExit(index, vertex)

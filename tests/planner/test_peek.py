@@ -1,0 +1,58 @@
+"""peek(): logs a stage's output on the worker, adds no vertex, changes no result."""
+
+import logging
+
+import pytest
+
+from coredag.peeking import PeekingP
+from coredag.processor import ProcessorContext
+from coredag.stateless import StepKind
+from pipeline import AggregateOperations, Pipeline, PipelineError, Sinks, Sources
+from planner import plan
+
+CONTEXT = ProcessorContext("v", 0, 1)
+
+
+def peekedPipeline() -> Pipeline:
+    p = Pipeline.create()
+    numbers = p.readFrom(Sources.items(range(6)))
+    numbers.map(lambda x: x * 10).peek(lambda x: x > 20, lambda x: f"big {x}").filter(bool).writeTo(
+        Sinks.list("out")
+    )
+    numbers.aggregate(AggregateOperations.counting()).peek().writeTo(Sinks.list("n"))
+    return p
+
+
+def test_peek_adds_no_vertex():
+    assert [v.name for v in plan(peekedPipeline())] == [
+        "items", "fused(map, filter)", "aggregate-prepare", "listSink(out)", "aggregate", "listSink(n)",
+    ]
+
+
+def test_peek_of_a_fused_stage_logs_right_after_it(caplog):
+    chain = plan(peekedPipeline()).getVertex("fused(map, filter)").processorSupplier
+    assert [step.kind for step in chain.steps] == [StepKind.MAP, StepKind.PEEK, StepKind.FILTER]
+    with caplog.at_level(logging.INFO, logger="sparkjet.peek.map"):
+        assert list(chain.fastPath(CONTEXT)(iter(range(6)))) == [10, 20, 30, 40, 50]
+    assert [r.getMessage() for r in caplog.records] == ["big 30", "big 40", "big 50"]
+
+
+def test_peek_of_an_aggregation_wraps_the_vertex_emitting_its_result(caplog):
+    supplier = plan(peekedPipeline()).getVertex("aggregate").processorSupplier
+    assert isinstance(supplier, PeekingP)
+    with caplog.at_level(logging.INFO, logger="sparkjet.peek.aggregate"):
+        assert list(supplier.fastPath(CONTEXT)(iter([2, 4]))) == [6]
+    assert [r.getMessage() for r in caplog.records] == ["6"]
+
+
+def test_peek_right_after_rebalance_is_an_error():
+    p = Pipeline.create()
+    with pytest.raises(PipelineError, match=r"^Stage 'items': peek\(\) right after rebalance\(\) is not supported"):
+        p.readFrom(Sources.items([1])).rebalance().peek()
+
+
+@pytest.mark.spark
+def test_peeked_pipeline_gives_the_same_results(jet):
+    jet.newJob(peekedPipeline()).join()
+    assert sorted(jet.getList("out")) == [10, 20, 30, 40, 50]
+    assert jet.getList("n") == [6]
