@@ -29,6 +29,10 @@ class StandardProcessorSupplier(abc.ABC):
     processor runs in the cooperative loop.
     """
 
+    takesOrdinalPairs = False
+    """True where the fast path takes ``(ordinal, item)`` pairs, so it can serve a vertex
+    with several inputs."""
+
     acceptsAnyRouting = False
     """True where the output stays right whichever processor an item reaches (a prepare
     step, whose partial results are combined downstream): a local edge into such a vertex

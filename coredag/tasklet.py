@@ -43,9 +43,10 @@ class TaskletSpec:
 
     def usesFastPath(self) -> bool:
         """Return whether the vertex runs as one loop: a standard supplier with simple edges."""
+        supplier = self.processorSupplier
         return (
-            isinstance(self.processorSupplier, StandardProcessorSupplier)
-            and len(self.inboundOrdinals) <= 1
+            isinstance(supplier, StandardProcessorSupplier)
+            and (len(self.inboundOrdinals) <= 1 or supplier.takesOrdinalPairs)
             and self.bucketCount <= 1
         )
 

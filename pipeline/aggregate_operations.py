@@ -227,9 +227,16 @@ def _addPoint(xFn: Callable, yFn: Callable, sums: tuple, item: object) -> tuple:
 
 
 def _slope(sums: tuple) -> float:
+    """Return the least-squares slope, rounded once; infinite beyond the range of floats."""
     n, sumX, sumY, sumXY, sumX2 = sums
     denominator = n * sumX2 - sumX * sumX
-    return float((n * sumXY - sumX * sumY) / denominator) if denominator else math.nan
+    if not denominator:
+        return math.nan
+    slope = Fraction(n * sumXY - sumX * sumY) / denominator
+    try:
+        return float(slope)
+    except OverflowError:
+        return math.inf if slope > 0 else -math.inf
 
 
 def _createAll(createFns: tuple) -> list:

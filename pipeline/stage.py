@@ -9,6 +9,7 @@ from pipeline.errors import PipelineError
 from pipeline.functions import checkPicklable, wholeItem
 from pipeline.pipeline import Pipeline
 from pipeline.sinks import Sink
+from coredag.coaggregation import TaggedKey, coAggregateOperation
 from coredag.service_factory import ServiceFactory
 from pipeline.transforms import (
     LOCAL_PARALLELISM_USE_DEFAULT,
@@ -110,6 +111,29 @@ class BatchStage(Stage):
         """Aggregate all items into one result."""
         return self._attach(AggregateTransform("aggregate", aggrOp), aggrOp, "aggrOp")
 
+    def aggregate2(
+        self, aggrOp0: AggregateOperation, stage1: "BatchStage", aggrOp1: AggregateOperation
+    ) -> "BatchStage":
+        """Aggregate this stage with ``aggrOp0`` and ``stage1`` with ``aggrOp1``; emit ``(r0, r1)``."""
+        return self._coAggregate((self, stage1), (aggrOp0, aggrOp1), resultsByTag=False)
+
+    def aggregate3(
+        self, aggrOp0: AggregateOperation, stage1: "BatchStage", aggrOp1: AggregateOperation,
+        stage2: "BatchStage", aggrOp2: AggregateOperation,
+    ) -> "BatchStage":
+        """Aggregate three stages, each with its own operation; emit ``(r0, r1, r2)``."""
+        return self._coAggregate((self, stage1, stage2), (aggrOp0, aggrOp1, aggrOp2), resultsByTag=False)
+
+    def aggregateBuilder(self, aggrOp0: AggregateOperation) -> "AggregateBuilder":
+        """Return a builder co-aggregating this stage (tag 0) with any number of others."""
+        return AggregateBuilder(self, aggrOp0)
+
+    def _coAggregate(self, stages, operations, resultsByTag: bool) -> "BatchStage":
+        name = f"{len(stages)}-way co-aggregate"
+        op = coAggregateOperation(tuple(operations), resultsByTag)
+        checkPicklable(op, name, "aggrOp")
+        return BatchStage(self.pipeline, attachFedBy(AggregateTransform(name, op), tuple(stages)))
+
     def writeTo(self, sink: Sink) -> "SinkStage":
         """Send every item to ``sink``."""
         return SinkStage(self.pipeline, self.attachDownstream(SinkTransform(sink.name, sink)))
@@ -206,6 +230,23 @@ def attachFedBy(transform: Transform, stages: tuple["BatchStage", ...]) -> int:
     return pipeline.attach(transform, tuple(stage.index for stage in stages))
 
 
+class AggregateBuilder:
+    """Collects stages to co-aggregate, each with its operation; ``add`` returns its tag."""
+
+    def __init__(self, first, aggrOp0: AggregateOperation) -> None:
+        self._stages, self._operations = [first], [aggrOp0]
+
+    def add(self, stage, aggrOp: AggregateOperation) -> int:
+        """Co-aggregate ``stage`` with ``aggrOp``; return the tag of its result."""
+        self._stages.append(stage)
+        self._operations.append(aggrOp)
+        return len(self._stages) - 1
+
+    def build(self):
+        """Emit ``{tag: result}`` (keyed: ``(key, {tag: result})``)."""
+        return self._stages[0]._coAggregate(tuple(self._stages), tuple(self._operations), resultsByTag=True)
+
+
 class HashJoinBuilder:
     """Collects the stages to join with a primary stage; ``add`` returns each one's tag."""
 
@@ -239,6 +280,32 @@ class BatchStageWithKey:
         transform = GroupTransform("group-and-aggregate", self.keyFn, aggrOp)
         checkPicklable(aggrOp, transform.name, "aggrOp")
         return self._attach(transform)
+
+    def aggregate2(
+        self, aggrOp0: AggregateOperation, stage1: "BatchStageWithKey", aggrOp1: AggregateOperation
+    ) -> BatchStage:
+        """Co-group this stage and ``stage1`` by key; emit ``(key, (r0, r1))``."""
+        return self._coAggregate((self, stage1), (aggrOp0, aggrOp1), resultsByTag=False)
+
+    def aggregate3(
+        self, aggrOp0: AggregateOperation, stage1: "BatchStageWithKey", aggrOp1: AggregateOperation,
+        stage2: "BatchStageWithKey", aggrOp2: AggregateOperation,
+    ) -> BatchStage:
+        """Co-group three stages by key; emit ``(key, (r0, r1, r2))``."""
+        return self._coAggregate((self, stage1, stage2), (aggrOp0, aggrOp1, aggrOp2), resultsByTag=False)
+
+    def aggregateBuilder(self, aggrOp0: AggregateOperation) -> AggregateBuilder:
+        """Return a builder co-grouping this stage (tag 0) with any number of keyed stages."""
+        return AggregateBuilder(self, aggrOp0)
+
+    def _coAggregate(self, stages, operations, resultsByTag: bool) -> BatchStage:
+        name = f"{len(stages)}-way cogroup-and-aggregate"
+        op = coAggregateOperation(tuple(operations), resultsByTag)
+        keyFns = tuple(stage.keyFn for stage in stages)
+        transform = GroupTransform(name, TaggedKey(keyFns), op, keyFns)
+        checkPicklable(op, name, "aggrOp")
+        upstream = tuple(BatchStage(s.pipeline, s.index, s.rebalancing) for s in stages)
+        return BatchStage(self.pipeline, attachFedBy(transform, upstream))
 
     def distinct(self) -> BatchStage:
         """Emit the first item seen of each key."""

@@ -71,10 +71,12 @@ class FlatMapTransform(Transform):
 
 @attrs.frozen
 class GroupTransform(Transform):
-    """Aggregates the items of each key; emits ``(key, result)``."""
+    """Aggregates the items of each key; emits ``(key, result)``. With several inputs
+    (co-grouping) ``inputKeyFns`` has each input's key and ``keyFn`` reads ``(ordinal, item)``."""
 
     keyFn: Callable
     aggrOp: AggregateOperation
+    inputKeyFns: tuple[Callable, ...] = ()
 
 
 @attrs.frozen

@@ -13,7 +13,9 @@ from coredag.aggregation import (
     CombineByKeyP,
     CombineP,
 )
+from coredag.coaggregation import TaggedInputP
 from coredag.dag import DAG
+from coredag.standard import StandardProcessorSupplier
 from coredag.errors import DagError
 from coredag.peeking import ItemLogger, peeking
 from coredag.dot import PREPARE_SUFFIX
@@ -165,16 +167,20 @@ def lowerStateless(builder: DagBuilder, index: int, transform: Transform) -> Non
 
 def lowerGroup(builder: DagBuilder, index: int, transform: GroupTransform) -> None:
     """``group-and-aggregate-prepare`` -(distributed partitioned)-> ``group-and-aggregate``;
-    one distributed partitioned stage when the operation has no combine or after rebalance()."""
+    one distributed partitioned stage when the operation has no combine or after rebalance().
+    Co-grouping takes each input partitioned by its own key."""
     name, op, keyFn = transform.name, transform.aggrOp, transform.keyFn
-    parallelism = transform.localParallelism
-    if op.combineFn is None or transform.rebalancing(0) is not None:
-        vertex = builder.addVertex(name, AggregateByKeyP(keyFn, op, name), parallelism)
-        builder.addEdges(index, vertex, lambda e: e.distributed().partitioned(keyFn))
+    parallelism, inputs = transform.localParallelism, len(builder.graph.upstream[index])
+    inputKey = (lambda e: transform.inputKeyFns[e.destOrdinal]) if transform.inputKeyFns else (lambda e: keyFn)
+    if op.combineFn is None or any(map(transform.rebalancing, range(inputs))):
+        vertex = builder.addVertex(name, multiInput(AggregateByKeyP(keyFn, op, name), inputs), parallelism)
+        builder.addEdges(index, vertex, lambda e: e.distributed().partitioned(inputKey(e)))
     else:
-        prepare = builder.addVertex(name + PREPARE_SUFFIX, AccumulateByKeyP(keyFn, op, name), parallelism)
+        prepare = builder.addVertex(
+            name + PREPARE_SUFFIX, multiInput(AccumulateByKeyP(keyFn, op, name), inputs), parallelism
+        )
         vertex = builder.addVertex(name, CombineByKeyP(op, name), parallelism)
-        builder.addEdges(index, prepare, lambda e: e.partitioned(keyFn))
+        builder.addEdges(index, prepare, lambda e: e.partitioned(inputKey(e)))
         builder.addEdge(Edge.between(prepare, vertex).distributed().partitioned(_entryKey))
     builder.setExit(index, vertex)
 
@@ -182,16 +188,23 @@ def lowerGroup(builder: DagBuilder, index: int, transform: GroupTransform) -> No
 def lowerAggregate(builder: DagBuilder, index: int, transform: AggregateTransform) -> None:
     """``aggregate-prepare`` -(distributed all-to-one)-> ``aggregate`` (parallelism 1);
     one all-to-one stage when the operation has no combine."""
-    name, op = transform.name, transform.aggrOp
+    name, op, inputs = transform.name, transform.aggrOp, len(builder.graph.upstream[index])
     if op.combineFn is None:
-        vertex = builder.addVertex(name, AggregateP(op, name), 1)
+        vertex = builder.addVertex(name, multiInput(AggregateP(op, name), inputs), 1)
         builder.addEdges(index, vertex, lambda e: e.distributed().allToOne(name))
     else:
-        prepare = builder.addVertex(name + PREPARE_SUFFIX, AccumulateP(op, name), transform.localParallelism)
+        prepare = builder.addVertex(
+            name + PREPARE_SUFFIX, multiInput(AccumulateP(op, name), inputs), transform.localParallelism
+        )
         vertex = builder.addVertex(name, CombineP(op, name), 1)
         builder.addEdges(index, prepare)
         builder.addEdge(Edge.between(prepare, vertex).distributed().allToOne(name))
     builder.setExit(index, vertex)
+
+
+def multiInput(supplier: StandardProcessorSupplier, inputCount: int) -> StandardProcessorSupplier:
+    """A co-aggregation's first vertex folds ``(ordinal, item)`` pairs of all its inputs."""
+    return TaggedInputP(supplier) if inputCount > 1 else supplier
 
 
 def lowerSink(builder: DagBuilder, index: int, transform: SinkTransform) -> None:
