@@ -80,7 +80,8 @@ def executeDag(spark: SparkSession, dag: DAG, jobName: str) -> JobOutcome:
     except Exception as error:
         for directory in written:
             shutil.rmtree(directory, ignore_errors=True)
-        raise _driverError(error, jobName) from _causeOf(error)
+        failure = _driverError(error, jobName)
+        raise failure from failure.__cause__
     finally:
         builder.unpersist()
     return JobOutcome(lists)
@@ -114,11 +115,6 @@ def _runTerminalVertices(builder: "_RddBuilder", suppliers: dict, written: list[
         else:
             rdd.count()
     return lists
-
-
-def _causeOf(error: Exception):
-    restored = restoreError(str(error))
-    return restored.__cause__ if isinstance(restored, UserFunctionError) else None
 
 
 def _driverError(error: Exception, jobName: str) -> Exception:
