@@ -1,5 +1,6 @@
 """The Core DAG: vertices joined by edges, validated with Jet's rules."""
 
+import collections
 from collections.abc import Callable, Iterator
 
 from coredag.edge import Edge, RoutingPolicy
@@ -13,6 +14,8 @@ class DAG:
     def __init__(self) -> None:
         self._vertices: dict[str, Vertex] = {}
         self._edges: list[Edge] = []
+        self._inbound: dict[str, list[Edge]] = {}
+        self._outbound: dict[str, list[Edge]] = {}
 
     def newVertex(
         self,
@@ -30,14 +33,17 @@ class DAG:
         if vertex.name in self._vertices:
             raise DagError(f"Vertex {vertex.name} is already defined.")
         self._vertices[vertex.name] = vertex
+        self._inbound[vertex.name], self._outbound[vertex.name] = [], []
         return self
 
     def edge(self, edge: Edge) -> "DAG":
         """Add an edge between two vertices of this DAG."""
         _checkEndpoints(edge, self._vertices)
-        for existing in self._edges:
+        for existing in self._inbound[edge.destName] + self._outbound[edge.sourceName]:
             _checkNoClash(edge, existing)
         self._edges.append(edge)
+        self._inbound[edge.destName].append(edge)
+        self._outbound[edge.sourceName].append(edge)
         return self
 
     def getVertex(self, name: str) -> Vertex:
@@ -57,13 +63,11 @@ class DAG:
 
     def getInboundEdges(self, name: str) -> list[Edge]:
         """Return the edges arriving at vertex ``name``, by destination ordinal."""
-        return sorted((e for e in self._edges if e.destName == name), key=lambda e: e.destOrdinal)
+        return sorted(self._inbound[self.getVertex(name).name], key=lambda e: e.destOrdinal)
 
     def getOutboundEdges(self, name: str) -> list[Edge]:
         """Return the edges leaving vertex ``name``, by source ordinal."""
-        return sorted(
-            (e for e in self._edges if e.sourceName == name), key=lambda e: e.sourceOrdinal
-        )
+        return sorted(self._outbound[self.getVertex(name).name], key=lambda e: e.sourceOrdinal)
 
     def __iter__(self) -> Iterator[Vertex]:
         """Iterate the vertices in topological order (ties in the order they were added)."""
@@ -74,10 +78,10 @@ class DAG:
         indegree = {name: 0 for name in self._vertices}
         for e in self._edges:
             indegree[e.destName] += 1
-        ready = [name for name, degree in indegree.items() if degree == 0]
+        ready = collections.deque(name for name, degree in indegree.items() if degree == 0)
         order: list[Vertex] = []
         while ready:
-            name = ready.pop(0)
+            name = ready.popleft()
             order.append(self._vertices[name])
             for e in self.getOutboundEdges(name):
                 indegree[e.destName] -= 1

@@ -307,7 +307,13 @@ class Route:
                 key = keyFn(item)
             except Exception as cause:
                 raise UserFunctionError(f"key of edge {self.edgeName}", shorten(item), cause) from cause
-            yield getPartition(key, count), item
+            partition = getPartition(key, count)
+            if not 0 <= partition < count:
+                raise DagError(
+                    f"Edge {self.edgeName}: {type(self.partitioner).__name__}.getPartition("
+                    f"{shorten(key)}, {count}) returned {partition!r}, expected 0 to {count - 1}"
+                )
+            yield partition, item
 
 
 def _routeItems(

@@ -260,6 +260,31 @@ def _resultsOfAll(fns: tuple, accs: list) -> tuple:
     return tuple(fn(acc) for fn, acc in zip(fns, accs))
 
 
+def _bestBy(keyFn: Callable, better: Callable) -> AggregateOperation:
+    return AggregateOperation(
+        createFn=_nothing,
+        accumulateFn=functools.partial(_keepBetter, keyFn, better),
+        combineFn=functools.partial(_combineBetter, better),
+        exportFn=_heldItem,
+    )
+
+
+def _firstN(name: str, n: int, rankFn: Callable) -> AggregateOperation:
+    """Keep the ``n`` items of least ``rankFn(item)``; of equal ranks, the first ones."""
+    if n < 1:
+        raise PipelineError(f"{name}: expected n of at least 1, got {n}")
+    return AggregateOperation(
+        createFn=list,
+        accumulateFn=functools.partial(_insertRanked, n, rankFn),
+        combineFn=functools.partial(_mergeRanked, n),
+        exportFn=_rankedItems,
+    )
+
+
+def _pairwiseOrNone(fns: list) -> Callable | None:
+    return None if None in fns else functools.partial(_pairwise, tuple(fns))
+
+
 class AggregateOperations:
     """Factories of AggregateOperation."""
 
@@ -297,43 +322,22 @@ class AggregateOperations:
     @staticmethod
     def minBy(keyFn: Callable) -> AggregateOperation:
         """Find the item of least ``keyFn(item)``, the first of equals; None for no items."""
-        return AggregateOperations._bestBy(keyFn, operator.lt)
+        return _bestBy(keyFn, operator.lt)
 
     @staticmethod
     def maxBy(keyFn: Callable) -> AggregateOperation:
         """Find the item of greatest ``keyFn(item)``, the first of equals; None for no items."""
-        return AggregateOperations._bestBy(keyFn, operator.gt)
-
-    @staticmethod
-    def _bestBy(keyFn: Callable, better: Callable) -> AggregateOperation:
-        return AggregateOperation(
-            createFn=_nothing,
-            accumulateFn=functools.partial(_keepBetter, keyFn, better),
-            combineFn=functools.partial(_combineBetter, better),
-            exportFn=_heldItem,
-        )
+        return _bestBy(keyFn, operator.gt)
 
     @staticmethod
     def topN(n: int, keyFn: Callable) -> AggregateOperation:
         """List the ``n`` items of greatest ``keyFn(item)``, greatest first; [] for no items."""
-        return AggregateOperations._firstN("topN", n, functools.partial(_rankDescending, keyFn))
+        return _firstN("topN", n, functools.partial(_rankDescending, keyFn))
 
     @staticmethod
     def bottomN(n: int, keyFn: Callable) -> AggregateOperation:
         """List the ``n`` items of least ``keyFn(item)``, least first; [] for no items."""
-        return AggregateOperations._firstN("bottomN", n, keyFn)
-
-    @staticmethod
-    def _firstN(name: str, n: int, rankFn: Callable) -> AggregateOperation:
-        """Keep the ``n`` items of least ``rankFn(item)``; of equal ranks, the first ones."""
-        if n < 1:
-            raise PipelineError(f"{name}: expected n of at least 1, got {n}")
-        return AggregateOperation(
-            createFn=list,
-            accumulateFn=functools.partial(_insertRanked, n, rankFn),
-            combineFn=functools.partial(_mergeRanked, n),
-            exportFn=_rankedItems,
-        )
+        return _firstN("bottomN", n, keyFn)
 
     @staticmethod
     def toList() -> AggregateOperation:
@@ -461,7 +465,7 @@ class AggregateOperations:
 
     @staticmethod
     def linearTrend(xFn: Callable, yFn: Callable) -> AggregateOperation:
-        """Return the slope of the least-squares line through the points; NaN below 2 distinct x."""
+        """Slope of the least-squares line through ``(xFn(item), yFn(item))``; NaN for < 2 x."""
         return AggregateOperation(
             createFn=_newTrendSums,
             accumulateFn=functools.partial(_addPoint, xFn, yFn),
@@ -476,12 +480,8 @@ class AggregateOperations:
         return AggregateOperation(
             createFn=functools.partial(_createAll, tuple(op.createFn for op in ops)),
             accumulateFn=functools.partial(_accumulateAll, tuple(op.accumulateFn for op in ops)),
-            combineFn=AggregateOperations._pairwiseOrNone([op.combineFn for op in ops]),
-            deductFn=AggregateOperations._pairwiseOrNone([op.deductFn for op in ops]),
+            combineFn=_pairwiseOrNone([op.combineFn for op in ops]),
+            deductFn=_pairwiseOrNone([op.deductFn for op in ops]),
             exportFn=functools.partial(_resultsOfAll, tuple(op.exportFn for op in ops)),
             finishFn=functools.partial(_resultsOfAll, tuple(op.finishFn for op in ops)),
         )
-
-    @staticmethod
-    def _pairwiseOrNone(fns: list) -> Callable | None:
-        return None if None in fns else functools.partial(_pairwise, tuple(fns))

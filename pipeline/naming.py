@@ -20,11 +20,13 @@ def addOrIncrementIndexInName(name: str) -> str:
 def makeNamesUnique(graph: PipelineGraph) -> PipelineGraph:
     """``map, map, map`` becomes ``map, map-2, map-3``, in the order stages were created."""
     used: set[str] = set()
+    lastTaken: dict[str, str] = {}
     renamed = []
     for transform in graph.transforms:
-        name = transform.name
+        name = lastTaken.get(transform.name, transform.name)
         while name in used:
             name = addOrIncrementIndexInName(name)
         used.add(name)
+        lastTaken[transform.name] = name
         renamed.append(attrs.evolve(transform, name=name))
     return attrs.evolve(graph, transforms=tuple(renamed))

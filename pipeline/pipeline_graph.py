@@ -11,10 +11,18 @@ class PipelineGraph:
 
     transforms: tuple[Transform, ...]
     upstream: tuple[tuple[int, ...], ...]
+    _downstream: tuple[tuple[int, ...], ...] = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        downstream: list[list[int]] = [[] for _ in self.transforms]
+        for index, ups in enumerate(self.upstream):
+            for up in dict.fromkeys(ups):
+                downstream[up].append(index)
+        object.__setattr__(self, "_downstream", tuple(map(tuple, downstream)))
 
     def downstream(self, index: int) -> tuple[int, ...]:
         """Return the indexes of the transforms fed by transform ``index``."""
-        return tuple(i for i, ups in enumerate(self.upstream) if index in ups)
+        return self._downstream[index]
 
     def toDotString(self) -> str:
         """Return the graph in Jet's DOT format: one line per link between stages."""

@@ -219,6 +219,8 @@ class BatchStage(Stage):
 
 def attachFedBy(transform: Transform, stages: tuple["BatchStage", ...]) -> int:
     """Add ``transform`` fed by ``stages`` (at ordinals 0, 1, ...); return its index."""
+    if not stages:
+        raise PipelineError(f"Stage '{transform.name}' needs at least one stage to take items from")
     pipeline = stages[0].pipeline
     foreign = [stage.name() for stage in stages if stage.pipeline is not pipeline]
     if foreign:

@@ -1,0 +1,189 @@
+"""Seed 000's routing promises on Spark, for every policy x locality x uneven parallelisms.
+
+Every job is ``source (ItemsP, parallelism U) -> tagger (parallelism D) -> ListSinkP (1)``;
+the tagger emits ``(globalProcessorIndex, item)``. ItemsP gives processor i of U the items
+i, i+U, i+2U..., so ``item % U`` names the upstream processor that sent an item.
+"""
+
+from collections import Counter
+
+import pytest
+
+from coredag import DAG, AbstractProcessor, DagError, DefaultPartitioner, Edge, Partitioner
+from coredag.sinks import ListSinkP
+from coredag.sources import ItemsP
+
+pytestmark = pytest.mark.spark
+
+ITEMS = 61
+"""Prime: the upstream shares and the per-receiver counts come out uneven."""
+
+KEYS = 7
+PAIRS = [(1, 4), (2, 3), (3, 2), (4, 1), (3, 3)]
+LOCALITY = pytest.mark.parametrize("distributed", [False, True], ids=["local", "distributed"])
+MATRIX = pytest.mark.parametrize("upstream, downstream", PAIRS, ids=[f"U{u}-D{d}" for u, d in PAIRS])
+
+
+class TagWithIndex(AbstractProcessor):
+    """Emits ``(globalProcessorIndex, item)`` for every item it receives."""
+
+    def tryProcess(self, ordinal=None, item=None) -> bool:
+        if ordinal is None:
+            return True
+        return self.tryEmit((self.context.globalProcessorIndex, item))
+
+
+class Reversed(Partitioner):
+    """Key k to partition ``(count - 1 - k) % count``: the opposite end from plain modulo."""
+
+    def getPartition(self, key, partitionCount: int) -> int:
+        return (partitionCount - 1 - key) % partitionCount
+
+
+def keyOf(item: int) -> int:
+    return item % KEYS
+
+
+def textKeyOf(item: int) -> str:
+    return f"key-{item % KEYS}"
+
+
+def routingDag(edgeOf, upstream: int, downstream: int, listName: str, items=range(ITEMS)) -> DAG:
+    dag = DAG()
+    source = dag.newVertex("source", ItemsP(tuple(items)), upstream)
+    tagger = dag.newVertex("tagger", TagWithIndex, downstream)
+    sink = dag.newVertex("sink", ListSinkP(listName), 1)
+    dag.edge(edgeOf(Edge.between(source, tagger))).edge(Edge.between(tagger, sink))
+    return dag
+
+
+def received(jet, request, edgeOf, upstream: int, downstream: int, distributed: bool, suffix: str = ""):
+    """Run the routing job; return its ``(downstream processor, item)`` pairs."""
+    listName = f"{request.node.name}{suffix}"
+
+    def located(edge: Edge) -> Edge:
+        edge = edgeOf(edge)
+        return edge.distributed() if distributed else edge.local()
+
+    jet.newJob(routingDag(located, upstream, downstream, listName)).join()
+    return list(jet.getList(listName))
+
+
+def ownersByKey(tagged, key=keyOf) -> dict:
+    owners: dict = {}
+    for processor, item in tagged:
+        owners.setdefault(key(item), set()).add(processor)
+    return owners
+
+
+@MATRIX
+@LOCALITY
+def test_unicast_each_item_reaches_exactly_one_processor(jet, request, upstream, downstream, distributed):
+    tagged = received(jet, request, Edge.unicast, upstream, downstream, distributed)
+    assert sorted(item for _, item in tagged) == list(range(ITEMS))
+    assert {processor for processor, _ in tagged} <= set(range(downstream))
+    if distributed:
+        assert {processor for processor, _ in tagged} == set(range(downstream))
+        for sender in range(upstream):
+            sent = Counter(processor for processor, item in tagged if item % upstream == sender)
+            perReceiver = [sent[processor] for processor in range(downstream)]
+            assert max(perReceiver) - min(perReceiver) <= 1, (sender, perReceiver)
+
+
+@MATRIX
+@LOCALITY
+def test_partitioned_default_puts_each_key_on_one_processor(jet, request, upstream, downstream, distributed):
+    tagged = received(jet, request, lambda e: e.partitioned(keyOf), upstream, downstream, distributed)
+    assert sorted(item for _, item in tagged) == list(range(ITEMS))
+    owners = ownersByKey(tagged)
+    assert set(owners) == set(range(KEYS))
+    assert all(len(processors) == 1 for processors in owners.values()), owners
+    assert set().union(*owners.values()) <= set(range(downstream))
+
+
+@MATRIX
+@LOCALITY
+def test_partitioned_custom_partitioner_is_obeyed_exactly(jet, request, upstream, downstream, distributed):
+    tagged = received(
+        jet, request, lambda e: e.partitioned(keyOf, Reversed()), upstream, downstream, distributed
+    )
+    assert sorted(item for _, item in tagged) == list(range(ITEMS))
+    wrong = [(p, item) for p, item in tagged if p != Reversed().getPartition(keyOf(item), downstream)]
+    assert wrong == []
+
+
+@MATRIX
+@LOCALITY
+def test_broadcast_every_processor_receives_every_item_once(jet, request, upstream, downstream, distributed):
+    tagged = received(jet, request, Edge.broadcast, upstream, downstream, distributed)
+    assert Counter(tagged) == Counter(
+        {(processor, item): 1 for processor in range(downstream) for item in range(ITEMS)}
+    )
+
+
+@MATRIX
+@LOCALITY
+def test_all_to_one_one_processor_receives_everything(jet, request, upstream, downstream, distributed):
+    tagged = received(jet, request, Edge.allToOne, upstream, downstream, distributed)
+    assert sorted(item for _, item in tagged) == list(range(ITEMS))
+    receivers = {processor for processor, _ in tagged}
+    assert len(receivers) == 1 and receivers <= set(range(downstream)), receivers
+
+
+ISOLATED_PAIRS = [(1, 4), (2, 3), (2, 4), (3, 3), (4, 4)]
+
+
+@pytest.mark.parametrize(
+    "upstream, downstream", ISOLATED_PAIRS, ids=[f"U{u}-D{d}" for u, d in ISOLATED_PAIRS]
+)
+def test_isolated_processor_i_feeds_only_processors_congruent_to_i(jet, request, upstream, downstream):
+    tagged = received(jet, request, Edge.isolated, upstream, downstream, distributed=False)
+    assert sorted(item for _, item in tagged) == list(range(ITEMS))
+    strays = [(p, item) for p, item in tagged if p % upstream != item % upstream]
+    assert strays == []
+    if downstream == upstream:
+        assert all(p == item % upstream for p, item in tagged)
+    assert {processor for processor, _ in tagged} == set(range(downstream))
+
+
+def test_isolated_distributed_edge_is_rejected_by_new_job(jet, request):
+    dag = routingDag(lambda e: e.isolated().distributed(), 2, 2, request.node.name)
+    with pytest.raises(DagError, match="Isolated edges must be local"):
+        jet.newJob(dag)
+
+
+@pytest.mark.parametrize("upstream, downstream", [(3, 2), (4, 1)], ids=["U3-D2", "U4-D1"])
+def test_isolated_into_lower_parallelism_fails_the_job_at_join(jet, request, upstream, downstream):
+    dag = routingDag(Edge.isolated, upstream, downstream, request.node.name)
+    job = jet.newJob(dag)  # validation passes: parallelism is known only when the job runs
+    with pytest.raises(DagError) as failure:
+        job.join()
+    message = str(failure.value)
+    assert 'between("source", "tagger").isolated()' in message and "ISOLATED" in message
+    assert f"downstream vertex parallelism ({downstream})" in message
+    assert f"upstream vertex parallelism ({upstream})" in message
+    assert jet.getList(request.node.name) == []
+
+
+def test_default_partitioner_assignment_is_the_same_on_every_run(jet, request):
+    runs = [
+        ownersByKey(
+            received(jet, request, lambda e: e.partitioned(textKeyOf), 3, 4, True, f"-{run}"), textKeyOf
+        )
+        for run in range(2)
+    ]
+    assert all(len(processors) == 1 for processors in runs[0].values())
+    assert runs[0] == runs[1]
+
+
+def test_local_and_distributed_partitioned_edges_agree_on_the_murmur3_partition(jet, request):
+    local, distributed = (
+        ownersByKey(
+            received(jet, request, lambda e: e.partitioned(textKeyOf), 2, 3, isDistributed, f"-{isDistributed}"),
+            textKeyOf,
+        )
+        for isDistributed in (False, True)
+    )
+    expected = {f"key-{k}": {DefaultPartitioner().getPartition(f"key-{k}", 3)} for k in range(KEYS)}
+    assert local == distributed == expected
+    assert len(set().union(*expected.values())) > 1, "the keys must not all share one processor"
