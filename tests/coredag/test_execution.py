@@ -4,7 +4,7 @@ from collections import Counter
 
 import pytest
 
-from coredag import DAG, AbstractProcessor, Edge, Partitioner, UserFunctionError
+from coredag import DAG, AbstractProcessor, DagError, Edge, Partitioner, UserFunctionError
 from coredag.sinks import ListSinkP
 from coredag.sources import ItemsP
 from planner import Jet
@@ -228,3 +228,16 @@ def test_close_is_called_when_a_processor_fails_on_spark(jet, tmp_path):
     with pytest.raises(UserFunctionError, match=r"^Stage 'failing' failed on item .*: RuntimeError: second item"):
         jet.newJob(dag).join()
     assert (tmp_path / "closed").read_text() == "closed"
+
+
+class OutOfRange(Partitioner):
+    """Returns one partition too many."""
+
+    def getPartition(self, key, partitionCount: int) -> int:
+        return partitionCount
+
+
+def test_partition_out_of_range_names_the_edge_and_the_value(jet):
+    dag = routedDag(lambda e: e.distributed().partitioned(lambda x: x, OutOfRange()))
+    with pytest.raises(DagError, match=r"^Edge source -> tagger: OutOfRange.getPartition\(0, 4\) returned 4, expected 0 to 3$"):
+        jet.newJob(dag).join()
