@@ -2,7 +2,7 @@
 
 from coredag.aggregate_operation import AggregateOperation
 from pipeline.aggregate_operations import AggregateOperations
-from pipeline.errors import PipelineError
+from pipeline.errors import DuplicateKeyError, PipelineError
 from pipeline.functions import wholeItem
 from pipeline.pipeline import Pipeline
 from pipeline.sinks import Sinks
@@ -15,6 +15,7 @@ __all__ = [
     "AggregateOperation",
     "AggregateOperations",
     "BatchStage",
+    "DuplicateKeyError",
     "BatchStageWithKey",
     "HashJoinBuilder",
     "JoinClause",

@@ -17,13 +17,9 @@ import attrs
 
 from coredag.aggregate_operation import AggregateOperation, identity, increment, zero
 from coredag.errors import shorten
-from pipeline.errors import PipelineError
+from pipeline.errors import DuplicateKeyError, PipelineError
 
 _rankOf = operator.itemgetter(0)
-
-
-class DuplicateKeyError(ValueError):
-    """toMap without a mergeFn met a second value for a key."""
 
 
 def _addValue(valueFn: Callable, total, item: object):
@@ -465,7 +461,7 @@ class AggregateOperations:
 
     @staticmethod
     def linearTrend(xFn: Callable, yFn: Callable) -> AggregateOperation:
-        """Slope of the least-squares line through ``(xFn(item), yFn(item))``; NaN for < 2 x."""
+        """Least-squares slope of ``yFn(item)`` over ``xFn(item)``; NaN without two distinct x."""
         return AggregateOperation(
             createFn=_newTrendSums,
             accumulateFn=functools.partial(_addPoint, xFn, yFn),
