@@ -53,7 +53,8 @@ class ServiceP(StandardProcessorSupplier):
                 if outputs:
                     yield outputs
         finally:
-            self.serviceFactory.destroyFn(service)
+            if service is not None:
+                self.serviceFactory.destroyFn(service)
 
     def __call__(self) -> "ServiceProcessor":
         return ServiceProcessor(self)
