@@ -374,11 +374,6 @@ def destroyRecordingAnything(directory: str, service) -> None:
     (pathlib.Path(directory) / f"destroyed-{uuid.uuid4().hex}").write_text(repr(service))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: ServiceP._overBatches (fast path) calls destroyFn(None) for a None service; "
-    "ServiceProcessor.close (cooperative path) and Jet skip it",
-)
 def test_a_service_that_is_none_is_not_destroyed_on_either_path(jet, tmp_path):
     fast, cooperative = tmp_path / "fast", tmp_path / "cooperative"
     p = Pipeline.create()
