@@ -19,6 +19,7 @@ class Pipeline:
     def __init__(self) -> None:
         self._transforms: list[Transform] = []
         self._upstream: list[tuple[int, ...]] = []
+        self._fusionEnabled = True
 
     @classmethod
     def create(cls) -> "Pipeline":
@@ -51,9 +52,15 @@ class Pipeline:
         """Replace the transform at ``index`` with ``change(transform)`` (a rename, say)."""
         self._transforms[index] = change(self._transforms[index])
 
+    def setFusionEnabled(self, enabled: bool) -> "Pipeline":
+        """Let the planner fuse chains of stateless stages into one vertex (the default), or
+        not: each stage then gets its own vertex, easier to follow in a plan. Return self."""
+        self._fusionEnabled = enabled
+        return self
+
     def graph(self) -> PipelineGraph:
         """Return an immutable snapshot of the pipeline."""
-        return PipelineGraph(tuple(self._transforms), tuple(self._upstream))
+        return PipelineGraph(tuple(self._transforms), tuple(self._upstream), self._fusionEnabled)
 
     def toDotString(self) -> str:
         """Return the pipeline graph in Jet's DOT format, with unique stage names."""

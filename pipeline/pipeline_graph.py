@@ -11,6 +11,7 @@ class PipelineGraph:
 
     transforms: tuple[Transform, ...]
     upstream: tuple[tuple[int, ...], ...]
+    fusionEnabled: bool = True
     _downstream: tuple[tuple[int, ...], ...] = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:

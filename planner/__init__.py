@@ -2,6 +2,6 @@
 
 from planner.errors import PlanningError
 from planner.jet import Jet, Job
-from planner.planning import plan
+from planner.planning import PlannedDag, plan
 
-__all__ = ["Jet", "Job", "PlanningError", "plan"]
+__all__ = ["Jet", "Job", "PlannedDag", "PlanningError", "plan"]

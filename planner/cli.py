@@ -7,12 +7,13 @@ import sys
 
 from coredag.dag import DAG
 from planner.jet import capturingJobs
-from planner.planning import plan
+from planner.planning import PlannedDag, plan
 from planner.render import writePlanSvg
 
 EXAMPLES = """examples:
   sparkjet plan tutorials/01_word_count.py --svg plan.svg   draw the plan, run nothing
   sparkjet plan tutorials/01_word_count.py --dot plan.dot   write the Core DAG in Jet's DOT
+  sparkjet plan tutorials/01_word_count.py --explain        what each vertex runs, and why
   sparkjet run tutorials/01_word_count.py --top 5           run the script's jobs on Spark
 """
 
@@ -30,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     planCommand.add_argument("script")
     planCommand.add_argument("--svg", metavar="FILE", help="draw the plan (pipeline and Core DAG) as SVG")
     planCommand.add_argument("--dot", metavar="FILE", help="write the Core DAG in Jet's DOT format")
+    planCommand.add_argument("--explain", action="store_true", help="print what each vertex runs and why")
     runCommand = commands.add_parser("run", help="run a script's jobs on Spark")
     runCommand.add_argument("script")
     args, scriptArgs = parser.parse_known_args(argv)
@@ -38,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         if args.command == "plan":
-            return planScript(args.script, scriptArgs, args.svg, args.dot)
+            return planScript(args.script, scriptArgs, args.svg, args.dot, args.explain)
         runScript(args.script, scriptArgs)
         return 0
     except Exception as error:
@@ -56,7 +58,9 @@ def runScript(script: str, scriptArgs: list[str]) -> None:
         sys.argv = savedArgv
 
 
-def planScript(script: str, scriptArgs: list[str], svg: str | None, dot: str | None) -> int:
+def planScript(
+    script: str, scriptArgs: list[str], svg: str | None, dot: str | None, explain: bool = False
+) -> int:
     """Run ``script`` with jobs captured, not run; draw or print each job's plan."""
     with capturingJobs() as jobs:
         runScript(script, scriptArgs)
@@ -72,7 +76,9 @@ def planScript(script: str, scriptArgs: list[str], svg: str | None, dot: str | N
         if svg:
             written, note = writePlanSvg(work, _numbered(svg, number))
             print(note or f"wrote the plan of {name} to {written}")
-        if not dot and not svg:
+        if explain:
+            print(dag.explain() if isinstance(dag, PlannedDag) else dag.toDotString())
+        if not dot and not svg and not explain:
             print(dag.toDotString())
     return 0
 

@@ -51,7 +51,10 @@ def fusedTransform(stages: list[Transform]) -> FusedTransform:
 
 
 def fuseStatelessChains(graph: PipelineGraph) -> PipelineGraph:
-    """Replace every chain of two or more stateless stages with one fused stage."""
+    """Replace every chain of two or more stateless stages with one fused stage (unless the
+    pipeline turned fusion off)."""
+    if not graph.fusionEnabled:
+        return graph
     newIndex: dict[int, int] = {}
     transforms: list[Transform] = []
     upstreams: list[tuple[int, ...]] = []
@@ -64,4 +67,4 @@ def fuseStatelessChains(graph: PipelineGraph) -> PipelineGraph:
         upstreams.append(tuple(newIndex[i] for i in graph.upstream[index]))
         for member in chain:
             newIndex[member] = len(transforms) - 1
-    return PipelineGraph(tuple(transforms), tuple(upstreams))
+    return PipelineGraph(tuple(transforms), tuple(upstreams), graph.fusionEnabled)
