@@ -13,15 +13,15 @@ import sys
 from collections.abc import Iterator
 
 import attrs
-from pyspark import RDD, SparkContext, StorageLevel
-from pyspark.sql import SparkSession
+from pyspark import RDD, StorageLevel
+from pyspark.sql import DataFrame, SparkSession
 
 from coredag.dag import DAG
 from coredag.edge import Edge, RoutingPolicy
 from coredag.errors import DagError, JobError, UserFunctionError, shorten
 from coredag.partitioner import DefaultPartitioner
-from coredag.sinks import CollectToList, SaveAsTextFiles, SinkSupplier
-from coredag.standard import StandardProcessorSupplier
+from coredag.sinks import CollectToList, CreateDataFrame, SaveAsTextFiles, SinkSupplier
+from coredag.standard import StandardProcessorSupplier, batched
 from coredag.tasklet import TaskletSpec, runPartitionBatches
 from coredag.transport import TRANSPORTED, TransportedError, restoreError, summarizeFailure
 
@@ -59,13 +59,15 @@ def activeSession() -> SparkSession | None:
 
 @attrs.frozen
 class JobOutcome:
-    """What a finished job hands back to its driver: the items of its list sinks."""
+    """What a finished job hands back to its driver: the items of its list sinks and the
+    DataFrames of its DataFrame sinks."""
 
     lists: dict[str, list]
+    dataFrames: dict[str, DataFrame]
 
 
 def executeDag(spark: SparkSession, dag: DAG, jobName: str) -> JobOutcome:
-    """Run a validated, preflighted ``dag``; return its list sinks' items.
+    """Run a validated, preflighted ``dag``; return its list sinks' items and its DataFrames.
 
     A failure leaves no output: part files already written by this job are removed.
     """
@@ -73,10 +75,10 @@ def executeDag(spark: SparkSession, dag: DAG, jobName: str) -> JobOutcome:
     parallelism = {v.name: v.determineLocalParallelism(sc.defaultParallelism) for v in dag}
     _checkIsolatedEdges(dag, parallelism)
     suppliers = {v.name: v.processorSupplier for v in dag}
-    builder = _RddBuilder(sc, dag, parallelism, suppliers, jobName)
+    builder = _RddBuilder(spark, dag, parallelism, suppliers, jobName)
     written: list[str] = []
     try:
-        lists = _runTerminalVertices(builder, suppliers, written)
+        outcome = _runTerminalVertices(builder, suppliers, written)
     except Exception as error:
         for directory in written:
             shutil.rmtree(directory, ignore_errors=True)
@@ -84,7 +86,7 @@ def executeDag(spark: SparkSession, dag: DAG, jobName: str) -> JobOutcome:
         raise failure from failure.__cause__
     finally:
         builder.unpersist()
-    return JobOutcome(lists)
+    return outcome
 
 
 def _checkIsolatedEdges(dag: DAG, parallelism: dict[str, int]) -> None:
@@ -98,8 +100,9 @@ def _checkIsolatedEdges(dag: DAG, parallelism: dict[str, int]) -> None:
             )
 
 
-def _runTerminalVertices(builder: "_RddBuilder", suppliers: dict, written: list[str]) -> dict:
+def _runTerminalVertices(builder: "_RddBuilder", suppliers: dict, written: list[str]) -> JobOutcome:
     lists: dict[str, list] = {}
+    dataFrames: dict[str, DataFrame] = {}
     for vertex in builder.dag:
         if builder.dag.getOutboundEdges(vertex.name):
             continue
@@ -112,9 +115,36 @@ def _runTerminalVertices(builder: "_RddBuilder", suppliers: dict, written: list[
             directory = os.path.abspath(output.directory)
             written.append(directory)
             rdd.mapPartitions(itertools.chain.from_iterable).saveAsTextFile(directory)
+        elif isinstance(output, CreateDataFrame):
+            if output.name in dataFrames:
+                raise DagError(f"Two sinks of one job write the DataFrame '{output.name}'; name them apart")
+            dataFrames[output.name] = _materializedDataFrame(builder.spark, rdd, output)
         else:
             rdd.count()
-    return lists
+    return JobOutcome(lists, dataFrames)
+
+
+def _materializedDataFrame(spark: SparkSession, batches: RDD, output: CreateDataFrame) -> DataFrame:
+    """Return the items as a DataFrame computed now; the items Spark reads to infer a schema
+    are cached, so they are not computed twice. Spark's refusal of the items names the sink."""
+    items = batches.mapPartitions(itertools.chain.from_iterable)
+    if output.schema is None:
+        items = items.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        return spark.createDataFrame(items, output.schema).localCheckpoint()
+    except Exception as error:
+        if isinstance(error, TRANSPORTED) or restoreError(str(error)) is not None:
+            raise
+        fix = "match the items and the schema" if output.schema is not None else (
+            "make each item a dict, tuple or Row, or pass a schema"
+        )
+        raise JobError(
+            f"Sinks.dataframe('{output.name}'): Spark cannot make a DataFrame of the items "
+            f"({summarizeFailure(str(error))}); {fix}"
+        ) from error
+    finally:
+        if output.schema is None:
+            items.unpersist()
 
 
 def _driverError(error: Exception, jobName: str) -> Exception:
@@ -129,8 +159,9 @@ def _driverError(error: Exception, jobName: str) -> Exception:
 class _RddBuilder:
     """Builds, once per vertex, the RDD of the vertex's output partitions."""
 
-    def __init__(self, sc: SparkContext, dag: DAG, parallelism: dict, suppliers: dict, jobName: str):
-        self.sc, self.dag, self.parallelism = sc, dag, parallelism
+    def __init__(self, spark: SparkSession, dag: DAG, parallelism: dict, suppliers: dict, jobName: str):
+        self.spark, self.sc = spark, spark.sparkContext
+        self.dag, self.parallelism = dag, parallelism
         self.suppliers, self.jobName = suppliers, jobName
         self._rdds: dict[str, RDD] = {}
         self._persisted: list[RDD] = []
@@ -151,13 +182,14 @@ class _RddBuilder:
         inbound = sorted(self.dag.getInboundEdges(name), key=lambda e: (e.priorityNumber, e.destOrdinal))
         outbound = self.dag.getOutboundEdges(name)
         supplier = self.suppliers[name]
+        sparkSource = not inbound and _readsThroughSpark(supplier)
         terminal = isinstance(supplier, SinkSupplier) and supplier.terminalOutput is not None
         config = (inbound or outbound or [Edge(name)])[0].config
         spec = TaskletSpec(
             vertexName=name,
-            processorSupplier=supplier,
+            processorSupplier=supplier.sparkRowsSupplier() if sparkSource else supplier,
             totalParallelism=count,
-            inboundOrdinals=tuple(e.destOrdinal for e in inbound),
+            inboundOrdinals=(0,) if sparkSource else tuple(e.destOrdinal for e in inbound),
             bucketCount=1 if terminal else len(outbound),
             queueSize=config.queueSize,
             outboxCapacity=config.outboxCapacity,
@@ -165,7 +197,9 @@ class _RddBuilder:
             inboundPriorities=tuple(e.priorityNumber for e in inbound),
             inboundOrdering=inbound[0].ordering if len(inbound) == 1 else None,
         )
-        if not inbound:
+        if sparkSource:
+            parent, packed = self._sparkInput(supplier, count), False
+        elif not inbound:
             parent, packed = self.sc.parallelize([], count), False
         elif len(inbound) == 1 and self._isNarrow(inbound[0]):
             parent, packed = self._narrowInput(inbound[0]), False
@@ -176,6 +210,17 @@ class _RddBuilder:
             rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
             self._persisted.append(rdd)
         return rdd
+
+    def _sparkInput(self, supplier: StandardProcessorSupplier, count: int) -> RDD:
+        """Return the rows of a Spark source's input, in batches, in exactly ``count``
+        partitions: more are coalesced, fewer padded with empty ones (both narrow)."""
+        rows = supplier.sparkInput(self.spark).rdd
+        partitions = rows.getNumPartitions()
+        if partitions > count:
+            rows = rows.coalesce(count)
+        elif partitions < count:
+            rows = self.sc.union([rows, self.sc.parallelize([], count - partitions)])
+        return rows.mapPartitions(batched)
 
     def _isNarrow(self, edge: Edge) -> bool:
         """Whether the edge can keep items in their Spark task: local, and the routing allows."""
@@ -226,6 +271,10 @@ class _RddBuilder:
                 _routeItems, route, edge.destOrdinal if tagged else None, edge.config.packetSizeLimit
             )
         )
+
+
+def _readsThroughSpark(supplier) -> bool:
+    return isinstance(supplier, StandardProcessorSupplier) and supplier.readsThroughSpark
 
 
 def _targetPartition(target: int) -> int:

@@ -55,6 +55,19 @@ class PeekingP(StandardProcessorSupplier):
         """As the wrapped supplier."""
         return self.inner.acceptsAnyRouting
 
+    @property
+    def readsThroughSpark(self) -> bool:
+        """As the wrapped supplier."""
+        return self.inner.readsThroughSpark
+
+    def sparkInput(self, spark):
+        """Return the wrapped source's input."""
+        return self.inner.sparkInput(spark)
+
+    def sparkRowsSupplier(self) -> "PeekingP":
+        """Return the wrapped source's rows supplier, its output logged."""
+        return attrs.evolve(self, inner=self.inner.sparkRowsSupplier())
+
     def batchFunction(self, context: ProcessorContext) -> BatchFunction:
         """Return the inner fast path followed by logging."""
         inner = self.inner.batchFunction(context)

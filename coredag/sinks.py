@@ -1,6 +1,7 @@
 """Sink processors and the terminal outputs a job hands back to its driver."""
 
 import itertools
+import json
 import logging
 import os
 import sys
@@ -8,7 +9,7 @@ from collections.abc import Iterator
 
 import attrs
 
-from coredag.errors import DagError
+from coredag.errors import DagError, JobError, shorten
 from coredag.processor import AbstractProcessor, ProcessorContext
 from coredag.standard import BatchFunction, StandardProcessorSupplier
 
@@ -27,7 +28,16 @@ class SaveAsTextFiles:
     directory: str
 
 
-TerminalOutput = CollectToList | SaveAsTextFiles | None
+@attrs.frozen
+class CreateDataFrame:
+    """Terminal output: the sink's items become the DataFrame ``name`` that ``Jet.getDataFrame``
+    returns, with ``schema`` (a StructType or DDL string) or the one Spark infers."""
+
+    name: str
+    schema: object = None
+
+
+TerminalOutput = CollectToList | SaveAsTextFiles | CreateDataFrame | None
 
 
 class SinkSupplier(StandardProcessorSupplier):
@@ -61,6 +71,8 @@ class FilesSinkP(SinkSupplier):
 
     directory: str
 
+    origin = "Sinks.files"
+
     @property
     def terminalOutput(self) -> SaveAsTextFiles:
         """Return where the lines go: committed part files."""
@@ -70,7 +82,7 @@ class FilesSinkP(SinkSupplier):
         """Refuse an existing output directory, before anything runs."""
         if os.path.exists(self.directory):
             raise DagError(
-                f"Sinks.files: the output directory '{self.directory}' already exists; "
+                f"{self.origin}: the output directory '{self.directory}' already exists; "
                 "choose a new directory or remove this one (it was left untouched)"
             )
         return self
@@ -81,6 +93,67 @@ class FilesSinkP(SinkSupplier):
 
     def __call__(self) -> "ForwardingSinkProcessor":
         return ForwardingSinkProcessor(str)
+
+
+@attrs.frozen
+class JsonFilesSinkP(FilesSinkP):
+    """Writes ``json.dumps(item)`` per line into part files of a new directory, committed by Spark."""
+
+    origin = "Sinks.json"
+
+    def batchFunction(self, context: ProcessorContext) -> BatchFunction:
+        """Return a function turning each item into its JSON line."""
+        return lambda batches: (list(map(self.jsonLine, batch)) for batch in batches)
+
+    def jsonLine(self, item) -> str:
+        """Return ``item`` as one line of JSON; raise a JobError naming it if it has none."""
+        try:
+            return json.dumps(item, ensure_ascii=False)
+        except (TypeError, ValueError) as cause:
+            raise JobError(
+                f"Sinks.json: cannot write {shorten(item)} into '{self.directory}': {cause}"
+            ) from cause
+
+    def __call__(self) -> "ForwardingSinkProcessor":
+        return ForwardingSinkProcessor(self.jsonLine)
+
+
+@attrs.frozen
+class DataFrameSinkP(SinkSupplier):
+    """Hands every item to Spark, which makes them the rows of the DataFrame ``name``."""
+
+    name: str
+    schema: object = None
+
+    @property
+    def terminalOutput(self) -> CreateDataFrame:
+        """Return where the items go: a DataFrame."""
+        return CreateDataFrame(self.name, self.schema)
+
+    def batchFunction(self, context: ProcessorContext) -> BatchFunction:
+        """Return the identity: the items themselves become rows."""
+        return iter
+
+    def __call__(self) -> "ForwardingSinkProcessor":
+        return ForwardingSinkProcessor(lambda item: item)
+
+
+@attrs.frozen
+class NoopSinkP(SinkSupplier):
+    """Discards every item."""
+
+    def batchFunction(self, context: ProcessorContext) -> BatchFunction:
+        """Return a loop that consumes the batches and emits nothing."""
+        return _discardAll
+
+    def __call__(self) -> "DiscardingProcessor":
+        return DiscardingProcessor()
+
+
+def _discardAll(batches) -> Iterator:
+    for _ in batches:
+        pass
+    yield from ()
 
 
 @attrs.frozen
@@ -122,6 +195,14 @@ class ForwardingSinkProcessor(AbstractProcessor):
     def tryProcess(self, ordinal: int | None = None, item=None) -> bool:
         """Forward ``item`` of any ordinal to the terminal output; alone, the idle hook."""
         return True if ordinal is None else self.tryEmit(self._convert(item), 0)
+
+
+class DiscardingProcessor(AbstractProcessor):
+    """Takes each item and does nothing with it."""
+
+    def tryProcess(self, ordinal: int | None = None, item=None) -> bool:
+        """Accept ``item`` of any ordinal; alone, the idle hook."""
+        return True
 
 
 class LoggingProcessor(AbstractProcessor):

@@ -1,29 +1,40 @@
-"""Source processors: lines of files read by byte range, and items given by the user."""
+"""Source processors: lines of files (as text or JSON) read by byte range in the worker or
+by Spark's reader, rows of a Spark DataFrame, and items given by the user."""
 
 import fnmatch
+import functools
 import itertools
+import json
 import os
-from collections.abc import Iterator
+import urllib.parse
+from collections.abc import Callable, Iterator
 
 import attrs
 
-from coredag.errors import DagError, InputError
+from coredag.errors import DagError, InputError, shorten
 from coredag.processor import AbstractProcessor, ProcessorContext
 from coredag.standard import BatchFunction, StandardProcessorSupplier, batched
 
 
-def listFiles(directory: str, glob: str) -> tuple[tuple[str, int], ...]:
-    """Return ``(path, size)`` of the files in ``directory`` matching ``glob``, sorted by name."""
+def isHadoopUrl(directory: str) -> bool:
+    """Return whether ``directory`` is a URL (``hdfs://``, ``s3a://``, ``file://`` ...), which
+    Spark's reader reads, rather than a local path (a one-letter scheme is a drive letter)."""
+    return len(urllib.parse.urlsplit(directory).scheme) > 1
+
+
+def listFiles(directory: str, glob: str, origin: str = "Sources.files") -> tuple[tuple[str, int], ...]:
+    """Return ``(path, size)`` of the files in ``directory`` matching ``glob``, sorted by name;
+    errors start with ``origin``, the factory that made the source."""
     if not os.path.isdir(directory):
-        raise DagError(f"Sources.files: the directory '{directory}' does not exist")
+        raise DagError(f"{origin}: the directory '{directory}' does not exist")
     names = sorted(name for name in os.listdir(directory) if fnmatch.fnmatchcase(name, glob))
     paths = [os.path.join(directory, name) for name in names]
     files = tuple((path, os.path.getsize(path)) for path in paths if os.path.isfile(path))
     if not files:
-        raise DagError(f"Sources.files: no file in '{directory}' matches the glob '{glob}'")
+        raise DagError(f"{origin}: no file in '{directory}' matches the glob '{glob}'")
     for path, _ in files:
         if not os.access(path, os.R_OK):
-            raise DagError(f"Sources.files: the file '{path}' is not readable")
+            raise DagError(f"{origin}: the file '{path}' is not readable")
     return files
 
 
@@ -41,7 +52,9 @@ def byteRanges(
         offset += size
 
 
-def lineBatchesStartingIn(path: str, start: int, end: int, charset: str) -> Iterator[list[str]]:
+def lineBatchesStartingIn(
+    path: str, start: int, end: int, charset: str, origin: str = "Sources.files"
+) -> Iterator[list[str]]:
     """Yield, in lists, the lines whose first byte lies in ``[start, end)``, without terminators.
 
     The range is read in chunks cut at line ends, so each chunk decodes on its own.
@@ -60,25 +73,26 @@ def lineBatchesStartingIn(path: str, start: int, end: int, charset: str) -> Iter
             data = remainder + chunk
             cut = data.rfind(b"\n") + 1
             if cut:
-                yield _decodeLines(path, remainderStart, data[:cut], charset)
+                yield _decodeLines(path, remainderStart, data[:cut], charset, origin)
                 remainder, remainderStart = data[cut:], remainderStart + cut
             else:
                 remainder = data
         if remainder:
             line = remainder + file.readline()
-            yield _decodeLines(path, remainderStart, line if line.endswith(b"\n") else line + b"\n", charset)
+            last = line if line.endswith(b"\n") else line + b"\n"
+            yield _decodeLines(path, remainderStart, last, charset, origin)
 
 
 READ_CHUNK = 1 << 20
 
 
-def _decodeLines(path: str, offset: int, data: bytes, charset: str) -> list[str]:
+def _decodeLines(path: str, offset: int, data: bytes, charset: str, origin: str) -> list[str]:
     """Decode ``data``, whole lines ending in a newline that start at byte ``offset``."""
     try:
         text = data.decode(charset)
     except UnicodeDecodeError as cause:
         raise InputError(
-            f"Sources.files: '{path}' line {_lineNumber(path, offset + cause.start)} is not "
+            f"{origin}: '{path}' line {_lineNumber(path, offset + cause.start)} is not "
             f"valid {charset}: {cause.reason} at byte {offset + cause.start} of the file"
         ) from cause
     if "\r" in text:
@@ -93,37 +107,197 @@ def _lineNumber(path: str, position: int) -> int:
         return file.read(position).count(b"\n") + 1
 
 
+def jsonBatchesStartingIn(path: str, start: int, end: int, charset: str) -> Iterator[list[dict]]:
+    """Yield, in lists, the JSON objects of the non-blank lines whose first byte lies in
+    ``[start, end)``; a line holding no JSON object raises an InputError naming its number."""
+    linesBefore = 0
+    for lines in lineBatchesStartingIn(path, start, end, charset, "Sources.json"):
+        objects = []
+        for index, line in enumerate(lines):
+            if line and not line.isspace():
+                try:
+                    objects.append(jsonObject(line))
+                except ValueError as cause:
+                    number = _firstLineNumber(path, start) + linesBefore + index
+                    raise InputError(f"Sources.json: '{path}' line {number} is {cause}") from cause
+        linesBefore += len(lines)
+        yield objects
+
+
+def _firstLineNumber(path: str, start: int) -> int:
+    """Return the number of the first line starting at or after byte ``start``."""
+    return 1 if start == 0 else _lineNumber(path, start - 1) + 1
+
+
+def jsonObject(line: str) -> dict:
+    """Return the JSON object ``line`` holds; raise a ValueError saying why it holds none."""
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as cause:
+        raise ValueError(
+            f"not valid JSON ({cause.msg} at column {cause.colno}): {shorten(line)}"
+        ) from cause
+    if type(value) is not dict:
+        raise ValueError(f"not a JSON object: {shorten(line)}")
+    return value
+
+
 @attrs.frozen
 class ReadFilesP(StandardProcessorSupplier):
-    """Reads the lines of the files in a directory; each processor reads one byte range."""
+    """Reads the lines of the files in a directory; each processor reads one byte range.
+
+    A directory given as a URL (any scheme, ``file://`` included) is read by Spark's reader
+    instead: ``hdfs://``, ``s3a://`` and the like are out of the Python worker's reach.
+    """
 
     directory: str
     glob: str = "*"
     charset: str = "utf-8"
     files: tuple[tuple[str, int], ...] | None = None
 
+    origin = "Sources.files"
+
+    @property
+    def readsThroughSpark(self) -> bool:
+        """Whether Spark's reader reads the files: the directory is a URL."""
+        return isHadoopUrl(self.directory)
+
     def preflight(self) -> "ReadFilesP":
-        """Check the directory and fix the list of files the job reads."""
-        return attrs.evolve(self, files=listFiles(self.directory, self.glob))
+        """Check a local directory and fix the list of files the job reads (Spark checks URLs)."""
+        if self.readsThroughSpark:
+            return self
+        return attrs.evolve(self, files=listFiles(self.directory, self.glob, self.origin))
 
     def batchFunction(self, context: ProcessorContext) -> BatchFunction:
-        """Return a function yielding the lines of this processor's byte range, in lists."""
-        return lambda _: self.lineBatches(context)
+        """Return a function yielding the items of this processor's byte range, in lists."""
+        return lambda _: self.itemBatches(context)
 
-    def lineBatches(self, context: ProcessorContext) -> Iterator[list[str]]:
-        """Yield, in lists, the lines of processor ``context.globalProcessorIndex``'s range."""
-        files = self.files if self.files is not None else listFiles(self.directory, self.glob)
+    def itemBatches(self, context: ProcessorContext) -> Iterator[list]:
+        """Yield, in lists, the items of processor ``context.globalProcessorIndex``'s range."""
+        files = self.files
+        if files is None:
+            files = listFiles(self.directory, self.glob, self.origin)
         for path, start, end in byteRanges(
             files, context.globalProcessorIndex, context.totalParallelism
         ):
-            yield from lineBatchesStartingIn(path, start, end, self.charset)
+            yield from self.rangeBatches(path, start, end)
 
-    def lines(self, context: ProcessorContext) -> Iterator[str]:
-        """Yield the lines of processor ``context.globalProcessorIndex``'s byte range."""
-        return itertools.chain.from_iterable(self.lineBatches(context))
+    def rangeBatches(self, path: str, start: int, end: int) -> Iterator[list[str]]:
+        """Yield, in lists, the items of the lines starting in a byte range of one file."""
+        return lineBatchesStartingIn(path, start, end, self.charset, self.origin)
+
+    def items(self, context: ProcessorContext) -> Iterator:
+        """Yield the items of processor ``context.globalProcessorIndex``'s byte range."""
+        return itertools.chain.from_iterable(self.itemBatches(context))
+
+    def sparkInput(self, spark):
+        """Return Spark's reading of the files: rows of the line's bytes and the file's URL."""
+        pattern = f"{self.directory.rstrip('/')}/{self.glob}"
+        try:
+            lines = spark.read.text(pattern)
+        except Exception as error:
+            if "PATH_NOT_FOUND" not in str(error):
+                raise
+            raise DagError(f"{self.origin}: no file matches '{pattern}' ({error})") from None
+        return lines.selectExpr("cast(value as binary) as line", "_metadata.file_path as path")
+
+    def sparkRowsSupplier(self) -> "SparkRowsP":
+        """Return the supplier decoding the rows of ``sparkInput`` into lines."""
+        return SparkRowsP(DecodeLines(self.charset, self.origin))
 
     def __call__(self) -> "TraverserSourceProcessor":
-        return TraverserSourceProcessor(self.lines)
+        return TraverserSourceProcessor(self.items)
+
+
+@attrs.frozen
+class ReadJsonP(ReadFilesP):
+    """Reads the files' non-blank lines as JSON objects (dicts), by byte range or through Spark."""
+
+    origin = "Sources.json"
+
+    def rangeBatches(self, path: str, start: int, end: int) -> Iterator[list[dict]]:
+        """Yield, in lists, the JSON objects of the lines starting in a byte range of one file."""
+        return jsonBatchesStartingIn(path, start, end, self.charset)
+
+    def sparkRowsSupplier(self) -> "SparkRowsP":
+        """Return the supplier decoding the rows of ``sparkInput`` into JSON objects."""
+        return SparkRowsP(DecodeLines(self.charset, self.origin, parseJson=True))
+
+
+@attrs.frozen
+class DecodeLines:
+    """Turns a batch of ``(line bytes, file URL)`` rows of Spark's reader into lines or JSON
+    objects; Spark does not number lines, so an error names the file and quotes the line."""
+
+    charset: str
+    origin: str
+    parseJson: bool = False
+
+    def __call__(self, rows: list) -> list:
+        items = []
+        for line, url in rows:
+            try:
+                text = line.decode(self.charset)
+            except UnicodeDecodeError as cause:
+                raise InputError(
+                    f"{self.origin}: a line of '{urllib.parse.unquote(url)}' is not valid "
+                    f"{self.charset}: {cause.reason} at byte {cause.start} of the line: "
+                    f"{shorten(bytes(line))}"
+                ) from cause
+            if not self.parseJson:
+                items.append(text)
+            elif text and not text.isspace():
+                try:
+                    items.append(jsonObject(text))
+                except ValueError as cause:
+                    raise InputError(
+                        f"{self.origin}: a line of '{urllib.parse.unquote(url)}' is {cause}"
+                    ) from cause
+        return items
+
+
+@attrs.frozen
+class DataFrameSourceP(StandardProcessorSupplier):
+    """Emits the rows of a Spark DataFrame as dicts: processor i converts partition i of the
+    DataFrame's RDD (coalesced or padded to the processors' number), no row goes to the driver."""
+
+    dataFrame: object
+
+    readsThroughSpark = True
+
+    def sparkInput(self, spark):
+        """Return the DataFrame."""
+        return self.dataFrame
+
+    def sparkRowsSupplier(self) -> "SparkRowsP":
+        """Return the supplier turning rows into dicts; it holds no DataFrame."""
+        return SparkRowsP(rowsAsDicts)
+
+    def batchFunction(self, context: ProcessorContext) -> BatchFunction:
+        """Return the fast path of ``sparkRowsSupplier()``: rows given as input become dicts."""
+        return self.sparkRowsSupplier().batchFunction(context)
+
+    def __call__(self) -> "BatchConvertingProcessor":
+        return self.sparkRowsSupplier()()
+
+
+def rowsAsDicts(rows: list) -> list[dict]:
+    """Return each Spark Row as a dict, nested Rows included."""
+    return [row.asDict(recursive=True) for row in rows]
+
+
+@attrs.frozen
+class SparkRowsP(StandardProcessorSupplier):
+    """Turns the rows Spark read for a source into the source's items, a batch at a time."""
+
+    convertBatch: Callable[[list], list]
+
+    def batchFunction(self, context: ProcessorContext) -> BatchFunction:
+        """Return the conversion mapped over the input batches."""
+        return functools.partial(map, self.convertBatch)
+
+    def __call__(self) -> "BatchConvertingProcessor":
+        return BatchConvertingProcessor(self.convertBatch)
 
 
 @attrs.frozen
@@ -142,6 +316,21 @@ class ItemsP(StandardProcessorSupplier):
 
     def __call__(self) -> "TraverserSourceProcessor":
         return TraverserSourceProcessor(self.share)
+
+
+class BatchConvertingProcessor(AbstractProcessor):
+    """Emits what a batch conversion makes of each item of ordinal 0, alone in its batch."""
+
+    def __init__(self, convertBatch: Callable[[list], list]) -> None:
+        self._convertBatch = convertBatch
+
+    def onInit(self, context: ProcessorContext) -> None:
+        """Set up the emission of each item's conversion."""
+        self._emitter = self.flatMapper(lambda item: self._convertBatch([item]))
+
+    def tryProcess0(self, item) -> bool:
+        """Emit what ``item`` converts to; False if the outbox refused."""
+        return self._emitter.tryProcess(item)
 
 
 class TraverserSourceProcessor(AbstractProcessor):

@@ -38,6 +38,11 @@ class StandardProcessorSupplier(abc.ABC):
     step, whose partial results are combined downstream): a local edge into such a vertex
     then keeps items in their Spark task whatever its routing policy."""
 
+    readsThroughSpark = False
+    """True for a source whose input Spark reads: the driver builds it with
+    ``sparkInput(spark)`` (a DataFrame) and the workers turn its rows into items with the
+    processors of ``sparkRowsSupplier()``, so what the driver holds never goes to a task."""
+
     @abc.abstractmethod
     def __call__(self) -> Processor:
         """Return a new processor."""

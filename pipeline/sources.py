@@ -5,6 +5,7 @@ from collections.abc import Iterable
 
 import attrs
 
+from pipeline.errors import PipelineError
 from pipeline.functions import checkPicklable
 
 
@@ -25,6 +26,18 @@ class FilesSource(BatchSource):
 
 
 @attrs.frozen
+class JsonSource(FilesSource):
+    """The JSON objects, as dicts, of the non-blank lines of the files that match a glob."""
+
+
+@attrs.frozen
+class DataFrameSource(BatchSource):
+    """The rows, as dicts, of an existing Spark DataFrame."""
+
+    dataFrame: object
+
+
+@attrs.frozen
 class ItemsSource(BatchSource):
     """Items given in the program."""
 
@@ -36,8 +49,23 @@ class Sources:
 
     @staticmethod
     def files(directory: str, glob: str = "*", charset: str = "utf-8") -> FilesSource:
-        """Read the lines of the files in ``directory`` whose names match ``glob``."""
+        """Read the lines of the files in ``directory`` whose names match ``glob``; a directory
+        given as a URL (``hdfs://``, ``s3a://``, ``file://`` ...) is read by Spark's reader."""
         return FilesSource(f"filesSource({os.path.join(directory, glob)})", directory, glob, charset)
+
+    @staticmethod
+    def json(directory: str, glob: str = "*", charset: str = "utf-8") -> JsonSource:
+        """Read each non-blank line of the files matching ``glob`` as one JSON object (a dict)."""
+        return JsonSource(f"jsonSource({os.path.join(directory, glob)})", directory, glob, charset)
+
+    @staticmethod
+    def dataframe(dataFrame) -> DataFrameSource:
+        """Emit the rows of a Spark DataFrame as dicts, read partition by partition on the workers."""
+        if not hasattr(type(dataFrame), "rdd"):
+            raise PipelineError(
+                f"Sources.dataframe: expected a Spark DataFrame, got {type(dataFrame).__name__}"
+            )
+        return DataFrameSource("dataframeSource", dataFrame)
 
     @staticmethod
     def items(items: Iterable) -> ItemsSource:

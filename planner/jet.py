@@ -57,6 +57,7 @@ class Jet:
         self._ownsSpark = False
         self._master = master or "local[*]"
         self._lists: dict[str, list] = {}
+        self._dataFrames: dict[str, object] = {}
         self._lock = threading.Lock()
         self._executor = concurrent.futures.ThreadPoolExecutor(thread_name_prefix="sparkjet-job")
 
@@ -88,6 +89,7 @@ class Jet:
             with self._lock:
                 for listName, items in outcome.lists.items():
                     self._lists.setdefault(listName, []).extend(items)
+                self._dataFrames.update(outcome.dataFrames)
 
         return Job(jobName, self._executor.submit(run))
 
@@ -95,6 +97,16 @@ class Jet:
         """Return the list that jobs' ``Sinks.list(name)`` appended to (empty if none did)."""
         with self._lock:
             return self._lists.setdefault(name, [])
+
+    def getDataFrame(self, name: str):
+        """Return the DataFrame that ``Sinks.dataframe(name)`` of the last job to finish made."""
+        with self._lock:
+            if name not in self._dataFrames:
+                raise KeyError(
+                    f"No finished job wrote a DataFrame named '{name}': write it with "
+                    f"Sinks.dataframe('{name}') and join() the job first"
+                )
+            return self._dataFrames[name]
 
     def shutdown(self) -> None:
         """Wait for running jobs, then stop the Spark session if Jet started it."""

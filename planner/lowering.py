@@ -24,14 +24,14 @@ from coredag.identity import IdentityP
 from coredag.join import HashJoinCollectP, HashJoinP
 from coredag.keyed import DistinctP, MapStatefulP, RollingAggregateP
 from coredag.service import ServiceP
-from coredag.sinks import FilesSinkP, ListSinkP, LoggerSinkP
+from coredag.sinks import DataFrameSinkP, FilesSinkP, JsonFilesSinkP, ListSinkP, LoggerSinkP, NoopSinkP
 from coredag.sorting import SortP
-from coredag.sources import ItemsP, ReadFilesP
+from coredag.sources import DataFrameSourceP, ItemsP, ReadFilesP, ReadJsonP
 from coredag.stateless import StatelessChainP, StatelessStep, StepKind
 from coredag.vertex import LOCAL_PARALLELISM_USE_DEFAULT, Vertex
 from pipeline.pipeline_graph import PipelineGraph
-from pipeline.sinks import FilesSink, ListSink, LoggerSink
-from pipeline.sources import FilesSource, ItemsSource
+from pipeline.sinks import DataFrameSink, FilesSink, JsonSink, ListSink, LoggerSink, NoopSink
+from pipeline.sources import DataFrameSource, FilesSource, ItemsSource, JsonSource
 from pipeline.transforms import (
     AggregateTransform,
     CustomTransform,
@@ -208,7 +208,7 @@ def multiInput(supplier: StandardProcessorSupplier, inputCount: int) -> Standard
 
 
 def lowerSink(builder: DagBuilder, index: int, transform: SinkTransform) -> None:
-    """A sink is one vertex; list and logger sinks default to parallelism 1, as in Jet."""
+    """A sink is one vertex; list, logger and noop sinks default to parallelism 1, as in Jet."""
     supplier, defaultParallelism = _SINK_SUPPLIERS[type(transform.sink)](transform.sink)
     parallelism = transform.localParallelism
     vertex = builder.addVertex(
@@ -219,6 +219,8 @@ def lowerSink(builder: DagBuilder, index: int, transform: SinkTransform) -> None
 
 _SOURCE_SUPPLIERS = {
     FilesSource: lambda source: ReadFilesP(source.directory, source.glob, source.charset),
+    JsonSource: lambda source: ReadJsonP(source.directory, source.glob, source.charset),
+    DataFrameSource: lambda source: DataFrameSourceP(source.dataFrame),
     ItemsSource: lambda source: ItemsP(source.items),
 }
 
@@ -226,6 +228,9 @@ _SINK_SUPPLIERS = {
     ListSink: lambda sink: (ListSinkP(sink.listName), 1),
     LoggerSink: lambda sink: (LoggerSinkP(), 1),
     FilesSink: lambda sink: (FilesSinkP(sink.directory), LOCAL_PARALLELISM_USE_DEFAULT),
+    JsonSink: lambda sink: (JsonFilesSinkP(sink.directory), LOCAL_PARALLELISM_USE_DEFAULT),
+    DataFrameSink: lambda sink: (DataFrameSinkP(sink.dataFrameName, sink.schema), LOCAL_PARALLELISM_USE_DEFAULT),
+    NoopSink: lambda sink: (NoopSinkP(), 1),
 }
 
 

@@ -1,12 +1,29 @@
-"""Reading files by byte range: every line read exactly once, whatever the parallelism."""
+"""Reading files by byte range (every line read exactly once, whatever the parallelism), as
+JSON lines, or through Spark's reader for URLs; rows of a DataFrame."""
 
 import itertools
+import json
 from collections import Counter
+from operator import itemgetter
 
 import pytest
 
-from coredag import DagError, InputError, ProcessorContext
-from coredag.sources import ItemsP, ReadFilesP, byteRanges, lineBatchesStartingIn, listFiles
+from coredag import DAG, DagError, Edge, InputError, ProcessorContext
+from coredag.sinks import ListSinkP
+from coredag.sources import (
+    DataFrameSourceP,
+    DecodeLines,
+    ItemsP,
+    ReadFilesP,
+    ReadJsonP,
+    SparkRowsP,
+    byteRanges,
+    isHadoopUrl,
+    lineBatchesStartingIn,
+    listFiles,
+    rowsAsDicts,
+)
+from coredag.testing import verifyProcessor
 
 FILES = {
     "a.txt": b"alpha\nbeta\r\ngamma\n",
@@ -39,7 +56,7 @@ def directory(tmp_path):
 def readAll(source: ReadFilesP, count: int) -> list[str]:
     """Return the lines processors 0..count-1 read, in processor order."""
     contexts = [ProcessorContext("read", index, count) for index in range(count)]
-    return [line for context in contexts for line in source.lines(context)]
+    return [line for context in contexts for line in source.items(context)]
 
 
 def test_naive_reader_agrees_with_splitlines_where_both_apply():
@@ -166,3 +183,180 @@ def test_items_source_shares_every_item_once(count):
     contexts = [ProcessorContext("items", index, count) for index in range(count)]
     shared = [item for context in contexts for item in source.share(context)]
     assert Counter(shared) == Counter("abcdefghij")
+
+
+# JSON lines: each non-blank line one object, errors naming the file and line
+
+JSON_FILES = {
+    "a.json": b'{"n": 1, "s": "x"}\n\n{"n": 2, "nested": {"l": [1, 2]}}\r\n   \n',
+    "b.json": "".join(f'{{"n": {n}, "w": "w\u00e9{n}"}}\n' for n in range(3, 60)).encode(),
+    "c.json": b'{"n": 60}',
+}
+
+
+def jsonObjects(files: dict[str, bytes]) -> list[dict]:
+    """The objects of the non-blank lines, in file order, by a separate computation."""
+    texts = (files[name].decode("utf-8") for name in sorted(files))
+    return [json.loads(line) for text in texts for line in text.splitlines() if line.strip()]
+
+
+@pytest.fixture
+def jsonDirectory(tmp_path):
+    """A directory holding JSON_FILES."""
+    for name, content in JSON_FILES.items():
+        (tmp_path / name).write_bytes(content)
+    return tmp_path
+
+
+@pytest.mark.parametrize("count", range(1, 10))
+def test_json_source_reads_every_object_once_in_file_order(jsonDirectory, count):
+    assert readAll(ReadJsonP(str(jsonDirectory)), count) == jsonObjects(JSON_FILES)
+
+
+@pytest.mark.parametrize("count", range(1, 8))
+def test_invalid_json_line_raises_input_error_with_file_and_line(tmp_path, count):
+    path = tmp_path / "bad.json"
+    lines = [f'{{"n": {n}}}' for n in range(1, 30)] + ["", '{"n": oops}', '{"n": 32}']
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError) as raised:
+        readAll(ReadJsonP(str(tmp_path)), count)
+    assert str(raised.value) == (
+        f"Sources.json: '{path}' line 31 is not valid JSON (Expecting value at column 7): '{{\"n\": oops}}'"
+    )
+    assert isinstance(raised.value.__cause__.__cause__, json.JSONDecodeError)
+
+
+def test_json_line_that_is_not_an_object_is_named(tmp_path):
+    path = tmp_path / "list.json"
+    path.write_text('{"n": 1}\n[1, 2]\n')
+    with pytest.raises(InputError) as raised:
+        readAll(ReadJsonP(str(tmp_path)), 1)
+    assert str(raised.value) == f"Sources.json: '{path}' line 2 is not a JSON object: '[1, 2]'"
+
+
+def test_json_source_names_itself_in_decoding_and_directory_errors(tmp_path):
+    (tmp_path / "bad.json").write_bytes(b'{"a": 1}\n{"b": "\xff"}\n')
+    with pytest.raises(InputError, match=r"^Sources\.json: '.*bad\.json' line 2 is not valid utf-8"):
+        readAll(ReadJsonP(str(tmp_path)), 2)
+    with pytest.raises(DagError, match=r"^Sources\.json: the directory '.*nope' does not exist$"):
+        ReadJsonP(str(tmp_path / "nope")).preflight()
+
+
+# URLs go through Spark's reader
+
+
+@pytest.mark.parametrize(
+    "directory, isUrl",
+    [
+        ("/data/in", False),
+        ("relative/in", False),
+        ("C:\\data\\in", False),
+        ("file:///data/in", True),
+        ("hdfs://namenode:8020/in", True),
+        ("s3a://bucket/in", True),
+        ("gs://bucket/in", True),
+    ],
+)
+def test_any_url_scheme_is_read_by_spark_and_a_path_by_the_worker(directory, isUrl):
+    assert isHadoopUrl(directory) is isUrl
+    assert ReadFilesP(directory).readsThroughSpark is isUrl
+    assert ReadJsonP(directory).readsThroughSpark is isUrl
+
+
+def test_a_url_is_not_checked_locally_before_the_job():
+    source = ReadFilesP("file:///no/such/directory")
+    assert source.preflight() is source
+
+
+def test_rows_of_spark_reader_decode_into_lines_or_json_objects():
+    rows = [(bytearray(b"plain"), "file:/d/a"), (bytearray("caf\u00e9".encode("latin-1")), "file:/d/b")]
+    assert DecodeLines("latin-1", "Sources.files")(rows) == ["plain", "caf\u00e9"]
+    jsonRows = [(bytearray(b'{"a": 1}'), "file:/d/a"), (bytearray(b" "), "file:/d/a"), (bytearray(b""), "file:/d/a")]
+    assert DecodeLines("utf-8", "Sources.json", parseJson=True)(jsonRows) == [{"a": 1}]
+
+
+def test_rows_of_spark_reader_that_fail_name_the_file():
+    undecodable = [(bytearray(b"ok"), "file:/d/a%20b.txt"), (bytearray(b"x\xffy"), "file:/d/a%20b.txt")]
+    with pytest.raises(InputError) as raised:
+        DecodeLines("utf-8", "Sources.files")(undecodable)
+    assert str(raised.value) == (
+        "Sources.files: a line of 'file:/d/a b.txt' is not valid utf-8: invalid start byte at byte 1 "
+        "of the line: b'x\\xffy'"
+    )
+    with pytest.raises(InputError) as raised:
+        DecodeLines("utf-8", "Sources.json", parseJson=True)([(bytearray(b"{"), "file:/d/j")])
+    assert str(raised.value) == (
+        "Sources.json: a line of 'file:/d/j' is not valid JSON "
+        "(Expecting property name enclosed in double quotes at column 2): '{'"
+    )
+
+
+def test_spark_rows_supplier_converts_on_both_paths():
+    rows = [(bytearray(b'{"a": 1}'), "u"), (bytearray(b""), "u"), (bytearray(b'{"b": 2}'), "u")]
+    supplier = ReadJsonP("file:///d").sparkRowsSupplier()
+    context = ProcessorContext("rows", 0, 1)
+    verifyProcessor(supplier).context(context).input(rows).expectOutput([{"a": 1}, {"b": 2}]).verify()
+    assert list(supplier.fastPath(context)(iter(rows))) == [{"a": 1}, {"b": 2}]
+
+
+def test_spark_rows_supplier_of_a_dataframe_holds_no_dataframe():
+    class Row(tuple):
+        def asDict(self, recursive):
+            return {"word": self[0], "recursive": recursive}
+
+    source = DataFrameSourceP(object())
+    assert source.readsThroughSpark
+    assert source.sparkRowsSupplier() == SparkRowsP(rowsAsDicts)
+    expected = [{"word": "a", "recursive": True}]
+    verifyProcessor(source).input([Row(("a",))]).expectOutput(expected).verify()
+
+
+# Through Spark: a file:// URL gives what the worker reader gives (Spark's reader also ends a
+# line at a lone \r, which the worker reader keeps inside the line)
+
+SPARK_FILES = {name: content for name, content in FILES.items() if b"\r" not in content.replace(b"\r\n", b"")}
+
+
+def runSource(jet, supplier, count: int) -> list:
+    """Run ``supplier`` with ``count`` processors into a list sink; return the items."""
+    dag = DAG()
+    source = dag.newVertex("source", supplier, count)
+    dag.edge(Edge.between(source, dag.newVertex("sink", ListSinkP("read"), 1)))
+    jet.newJob(dag).join()
+    return jet.getList("read")
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("count", [1, 3, 8])
+def test_file_url_read_by_spark_equals_the_worker_reader(jet, tmp_path, count):
+    for name, content in SPARK_FILES.items():
+        (tmp_path / name).write_bytes(content)
+    local = readAll(ReadFilesP(str(tmp_path), "*.txt").preflight(), count)
+    throughSpark = runSource(jet, ReadFilesP(tmp_path.as_uri(), "*.txt"), count)
+    assert Counter(throughSpark) == Counter(local)
+    assert len(local) > 10
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("count", [1, 4])
+def test_json_file_url_read_by_spark_equals_the_worker_reader(jet, jsonDirectory, count):
+    throughSpark = runSource(jet, ReadJsonP(jsonDirectory.as_uri()), count)
+    assert sorted(throughSpark, key=itemgetter("n")) == jsonObjects(JSON_FILES)
+
+
+@pytest.mark.spark
+def test_invalid_json_read_by_spark_names_the_file(jet, tmp_path):
+    (tmp_path / "bad.json").write_text('{"a": 1}\nnot json\n')
+    with pytest.raises(InputError) as raised:
+        runSource(jet, ReadJsonP(tmp_path.as_uri()), 2)
+    assert str(raised.value) == (
+        f"Sources.json: a line of 'file:{tmp_path}/bad.json' is not valid JSON "
+        "(Expecting value at column 1): 'not json'"
+    )
+
+
+@pytest.mark.spark
+def test_url_matching_nothing_names_the_pattern(jet, tmp_path):
+    url = (tmp_path / "absent").as_uri()
+    with pytest.raises(DagError, match=f"^Sources.files: no file matches '{url}/\\*' \\(.*Path does not exist"):
+        runSource(jet, ReadFilesP(url), 2)
