@@ -190,7 +190,7 @@ class _RddBuilder:
             processorSupplier=supplier.sparkRowsSupplier() if sparkSource else supplier,
             totalParallelism=count,
             inboundOrdinals=(0,) if sparkSource else tuple(e.destOrdinal for e in inbound),
-            bucketCount=1 if terminal else len(outbound),
+            bucketCount=1 if terminal or self._emitsTheSameToAllEdges(name) else len(outbound),
             queueSize=config.queueSize,
             outboxCapacity=config.outboxCapacity,
             jobName=self.jobName,
@@ -238,9 +238,15 @@ class _RddBuilder:
             supplier.acceptsAnyRouting
         )
 
+    def _emitsTheSameToAllEdges(self, name: str) -> bool:
+        """A standard processor offers every item to all its outbound edges, so one output
+        serves them all (cached when there are several) and it keeps its fast path."""
+        return isinstance(self.suppliers[name], StandardProcessorSupplier)
+
     def _edgeItems(self, edge: Edge) -> RDD:
         rdd = self.vertexRdd(edge.sourceName)
-        if len(self.dag.getOutboundEdges(edge.sourceName)) > 1:
+        shared = self._emitsTheSameToAllEdges(edge.sourceName)
+        if len(self.dag.getOutboundEdges(edge.sourceName)) > 1 and not shared:
             return rdd.mapPartitions(functools.partial(_selectOrdinal, edge.sourceOrdinal))
         return rdd
 
