@@ -72,7 +72,8 @@ def executeDag(spark: SparkSession, dag: DAG, jobName: str) -> JobOutcome:
     A failure leaves no output: part files already written by this job are removed.
     """
     sc = spark.sparkContext
-    parallelism = {v.name: v.determineLocalParallelism(sc.defaultParallelism) for v in dag}
+    default = 1 if _isSmallJob(dag) else sc.defaultParallelism
+    parallelism = {v.name: v.determineLocalParallelism(default) for v in dag}
     _checkIsolatedEdges(dag, parallelism)
     suppliers = {v.name: v.processorSupplier for v in dag}
     builder = _RddBuilder(spark, dag, parallelism, suppliers, jobName)
@@ -87,6 +88,20 @@ def executeDag(spark: SparkSession, dag: DAG, jobName: str) -> JobOutcome:
     finally:
         builder.unpersist()
     return outcome
+
+
+SMALL_JOB_BYTES = 4 << 20
+"""A job whose sources all read less than this runs its default-parallelism vertices as
+one processor each: one Spark task, no shuffle, instead of a fixed cost per task and stage."""
+
+
+def _isSmallJob(dag: DAG) -> bool:
+    sizes = [
+        v.processorSupplier.inputBytes() if isinstance(v.processorSupplier, StandardProcessorSupplier) else None
+        for v in dag.vertices()
+        if not dag.getInboundEdges(v.name)
+    ]
+    return None not in sizes and sum(sizes) < SMALL_JOB_BYTES
 
 
 def _checkIsolatedEdges(dag: DAG, parallelism: dict[str, int]) -> None:
@@ -225,6 +240,8 @@ class _RddBuilder:
     def _isNarrow(self, edge: Edge) -> bool:
         """Whether the edge can keep items in their Spark task: local, and the routing allows."""
         upstream, downstream = self.parallelism[edge.sourceName], self.parallelism[edge.destName]
+        if upstream == downstream == 1:
+            return True
         if edge.isDistributed:
             return False
         if downstream == 1:

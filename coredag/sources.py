@@ -6,6 +6,7 @@ import functools
 import itertools
 import json
 import os
+import pickle
 import urllib.parse
 from collections.abc import Callable, Iterator
 
@@ -162,6 +163,10 @@ class ReadFilesP(StandardProcessorSupplier):
         """Whether Spark's reader reads the files: the directory is a URL."""
         return isHadoopUrl(self.directory)
 
+    def inputBytes(self) -> int | None:
+        """Return the size of the files, once preflight fixed them (unknown for URLs)."""
+        return None if self.files is None else sum(size for _, size in self.files)
+
     def preflight(self) -> "ReadFilesP":
         """Check a local directory and fix the list of files the job reads (Spark checks URLs)."""
         if self.readsThroughSpark:
@@ -313,6 +318,10 @@ class ItemsP(StandardProcessorSupplier):
     def share(self, context: ProcessorContext) -> Iterator:
         """Yield the items processor ``context.globalProcessorIndex`` emits."""
         return iter(self.items[context.globalProcessorIndex :: context.totalParallelism])
+
+    def inputBytes(self) -> int:
+        """Return the pickled size of the items."""
+        return len(pickle.dumps(self.items, protocol=pickle.HIGHEST_PROTOCOL))
 
     def __call__(self) -> "TraverserSourceProcessor":
         return TraverserSourceProcessor(self.share)

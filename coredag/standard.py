@@ -56,6 +56,10 @@ class StandardProcessorSupplier(abc.ABC):
         run = self.batchFunction(context)
         return lambda items: itertools.chain.from_iterable(run(batched(items)))
 
+    def inputBytes(self) -> int | None:
+        """For a source: about how many bytes it reads (None: unknown, or not a source)."""
+        return None
+
     def preflight(self) -> "StandardProcessorSupplier":
         """Check the job's inputs and outputs on the driver; return the supplier to run."""
         return self
