@@ -5,6 +5,11 @@ import re
 from collections import Counter
 
 import pytest
+from hypothesis import settings
+
+# Property tests check results, never wall time: no per-example deadline on a busy machine.
+settings.register_profile("sparkjet", deadline=None)
+settings.load_profile("sparkjet")
 
 PROJECT = pathlib.Path(__file__).resolve().parent.parent
 CORPUS = PROJECT / "tutorials" / "data" / "tinyshakespeare.txt"
