@@ -1,4 +1,4 @@
-"""Run the benchmark suite and write RESULTS.md: ``python -m benchmarks --help``."""
+"""Run the benchmark suite and write RESULTS.md (see benchmarks/README.md)."""
 
 import argparse
 import datetime
@@ -19,34 +19,38 @@ from benchmarks.variants.planning import STAGES
 LAYOUTS = (1, 8)
 DEFAULT_KEYS = 10_000_000
 QUICK_KEYS = 100_000
+ORDER = "each variant in a fresh process, the order rotated"
 
 
 def parseArgs(argv: list[str] | None) -> argparse.Namespace:
     """Parse the command line."""
     parser = argparse.ArgumentParser(prog="benchmarks", description=__doc__)
-    parser.add_argument("--repetitions", type=int, default=3, help="fresh processes per variant and input (default 3)")
-    parser.add_argument("--sizes", default="100,500", help="corpus sizes in MiB, comma-separated; empty for none")
-    parser.add_argument("--variants", default=",".join(WORD_COUNT), help=f"word-count variants (default {','.join(WORD_COUNT)})")
-    parser.add_argument("--scale", action="store_true", help="add the high-cardinality input (--keys distinct keys)")
-    parser.add_argument("--keys", type=int, default=None, help=f"distinct keys of --scale (default {DEFAULT_KEYS:,})")
-    parser.add_argument("--quick", action="store_true", help="smoke test: 1 MiB, 1 repetition, 100,000 keys")
-    parser.add_argument("--workdir", default="/tmp/sparkjet-benchmarks", help="scratch directory for inputs and logs")
-    parser.add_argument("--results", default=None, help="where to write the report (default benchmarks/RESULTS.md; "
-                        "with --quick, RESULTS-quick.md in the workdir)")
-    parser.add_argument("--timeout", type=float, default=3600, help="seconds before a process is killed (default 3600)")
+    add = parser.add_argument
+    add("--repetitions", type=int, default=3, help="fresh processes per variant and input")
+    add("--sizes", default="100,500", help="corpus sizes in MiB, comma-separated; empty for none")
+    add("--variants", default=",".join(WORD_COUNT), help="word-count variants, comma-separated")
+    add("--scale", action="store_true", help="add the high-cardinality input (--keys keys)")
+    add("--keys", type=int, help=f"distinct keys of --scale (default {DEFAULT_KEYS:,})")
+    add("--quick", action="store_true", help="smoke test: 1 MiB, 1 repetition, 100,000 keys")
+    add("--workdir", default="/tmp/sparkjet-benchmarks", help="scratch for inputs and logs")
+    add("--results", help="the report (default benchmarks/RESULTS.md; --quick: in the workdir)")
+    add("--timeout", type=float, default=3600, help="seconds before a process is killed")
+    add("--nice", type=int, default=0, help="niceness of the measured processes (root for < 0)")
     args = parser.parse_args(argv)
-    variants = tuple(name for name in args.variants.split(",") if name)
-    unknown = [name for name in variants if name not in WORD_COUNT]
-    if unknown or not variants:
-        parser.error(f"--variants: unknown {unknown or 'none given'}; choose from {', '.join(WORD_COUNT)}")
-    args.variants = variants
+    args.variants = tuple(name for name in args.variants.split(",") if name)
+    unknown = [name for name in args.variants if name not in WORD_COUNT]
+    if unknown or not args.variants:
+        choices = ", ".join(WORD_COUNT)
+        parser.error(f"--variants: unknown {unknown or 'none given'}; choose from {choices}")
     args.sizes = [int(size) for size in args.sizes.split(",") if size]
     if args.quick:
         args.sizes, args.repetitions = [1], 1
     args.keys = args.keys or (QUICK_KEYS if args.quick else DEFAULT_KEYS)
-    workdir = pathlib.Path(args.workdir)
-    args.workdir = workdir
-    args.results = pathlib.Path(args.results or (workdir / "RESULTS-quick.md" if args.quick else PROJECT / "benchmarks" / "RESULTS.md"))
+    args.workdir = pathlib.Path(args.workdir)
+    default = (
+        args.workdir / "RESULTS-quick.md" if args.quick else PROJECT / "benchmarks" / "RESULTS.md"
+    )
+    args.results = pathlib.Path(args.results or default)
     return args
 
 
@@ -55,7 +59,9 @@ def buildSuites(args: argparse.Namespace) -> list[Suite]:
     root = args.workdir / "inputs"
     print(f"Building the inputs in {root} ...", flush=True)
     suites = [
-        Suite("planning", f"Planning a pipeline of {STAGES} chained map stages", None, ("planning",)),
+        Suite(
+            "planning", f"Planning a pipeline of {STAGES} chained map stages", None, ("planning",)
+        ),
         Suite("tiny", "Tiny job: 10 lines", inputs.tinyInput(root), tuple(TINY)),
     ]
     for size in args.sizes:
@@ -68,49 +74,74 @@ def buildSuites(args: argparse.Namespace) -> list[Suite]:
     return suites
 
 
-def header(args: argparse.Namespace, command: str, started: datetime.datetime, loads: list[str]) -> dict[str, str]:
+@attrs.frozen
+class Start:
+    """What the run records as it starts: the command, the time, the machine, the load."""
+
+    command: str
+    time: datetime.datetime
+    facts: dict[str, str]
+    load: str
+
+
+def header(args: argparse.Namespace, start: Start) -> dict[str, str]:
     """Return the facts RESULTS.md opens with."""
+    minutes = (now() - start.time).total_seconds() / 60
+    commit = machine.gitDescription()
+    changed = commit != start.facts["sparkjet commit"]
     return {
-        "Command": f"`{command}` (from the project directory)",
-        "Date": f"{started:%Y-%m-%d %H:%M %Z}, {(datetime.datetime.now(datetime.timezone.utc) - started).total_seconds() / 60:.0f} minutes",
-        **machine.describe(),
-        "Load average (1, 5, 15 min) at start / now": " / ".join(loads + [machine.loadAverage()]),
-        "Repetitions": f"{args.repetitions} per variant and input, each variant in a fresh process, the order rotated",
+        "Command": f"`{start.command}` (from the project directory)",
+        "Date": f"{start.time:%Y-%m-%d %H:%M %Z}, {minutes:.0f} minutes",
+        **start.facts,
+        **({"sparkjet commit at the end": commit} if changed else {}),
+        "Load average (1, 5, 15 min) at start / now": f"{start.load} / {machine.loadAverage()}",
+        "Repetitions": f"{args.repetitions} per variant and input, {ORDER}",
+        "Niceness": f"{args.nice} for the harness and every measured process's scheduling group",
     }
 
 
-def write(path: pathlib.Path, args, command, started, loads, suites: list[Suite], runs: list[Run], status: str) -> None:
+def now() -> datetime.datetime:
+    """Return the time in UTC."""
+    return datetime.datetime.now(datetime.UTC)
+
+
+def write(
+    args: argparse.Namespace, start: Start, suites: list[Suite], runs: list[Run], status: str
+):
     """Write the report as it stands."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(report.render(header(args, command, started, loads), suites, runs, status))
+    args.results.parent.mkdir(parents=True, exist_ok=True)
+    args.results.write_text(report.render(header(args, start), suites, runs, status))
 
 
 def main(argv: list[str] | None = None) -> None:
     """Build the inputs, run every suite, write RESULTS.md and the raw runs."""
     args = parseArgs(argv)
-    command = os.environ.get("SPARKJET_BENCHMARK_COMMAND") or shlex.join(["python", "-m", "benchmarks", *(argv or sys.argv[1:])])
-    started = datetime.datetime.now(datetime.timezone.utc)
-    loads = [machine.loadAverage()]
+    if args.nice:
+        os.nice(args.nice)
+    typed = shlex.join(["python", "-m", "benchmarks", *(argv or sys.argv[1:])])
+    command = os.environ.get("SPARKJET_BENCHMARK_COMMAND") or typed
+    start = Start(command, now(), machine.describe(), machine.loadAverage())
     suites = buildSuites(args)
     runs: list[Run] = []
 
     def onRun(run: Run) -> None:
         print(report.progressLine(run), flush=True)
         runs.append(run)
-        status = f"**Incomplete**: {len(runs)} processes done so far; the run is still going or was interrupted."
-        write(args.results, args, command, started, loads, suites, runs, status)
+        status = f"**Incomplete**: {len(runs)} processes so far; the run goes on or was stopped."
+        write(args, start, suites, runs, status)
 
     for suite in suites:
-        runSuite(suite, args.repetitions, args.workdir, args.timeout, onRun)
-    write(args.results, args, command, started, loads, suites, runs, f"Complete: {len(runs)} processes.")
+        runSuite(suite, args.repetitions, args.workdir, args.timeout, args.nice, onRun)
+    write(args, start, suites, runs, f"Complete: {len(runs)} processes.")
     (args.workdir / "runs.json").write_text(json.dumps([rawRun(run) for run in runs], indent=1))
-    print(pathlib.Path(args.results).read_text())
+    print(args.results.read_text())
     print(f"Written to {args.results}; raw runs in {args.workdir / 'runs.json'}")
 
 
 def rawRun(run: Run) -> dict:
     """Return a run as plain data, its suite by title."""
-    return {**attrs.asdict(run, recurse=True, filter=lambda field, _: field.name != "suite"), "suite": run.suite.title}
+    fields = attrs.asdict(run, filter=lambda field, _: field.name != "suite")
+    return {**fields, "suite": run.suite.title}
 
 
 if __name__ == "__main__":

@@ -36,7 +36,9 @@ def corpusBytes() -> bytes:
     """
     data = CORPUS.read_bytes()
     if not data.isascii():
-        raise SystemExit(f"{CORPUS} is not pure ASCII: Java's and Python's \\W would split it differently")
+        raise SystemExit(
+            f"{CORPUS} is not pure ASCII: Java's and Python's \\W would split it differently"
+        )
     if not data.endswith(b"\n"):
         raise SystemExit(f"{CORPUS} does not end with a newline: its copies would join two words")
     return data
@@ -44,7 +46,9 @@ def corpusBytes() -> bytes:
 
 def corpusCounts(corpus: bytes) -> Counter:
     """Count the corpus's words with the shared tokenization, independently of any variant."""
-    return Counter(word for line in corpus.decode("ascii").splitlines() for word in split(line) if word)
+    return Counter(
+        word for line in corpus.decode("ascii").splitlines() for word in split(line) if word
+    )
 
 
 def freshDirectory(directory: pathlib.Path) -> pathlib.Path:
@@ -80,8 +84,12 @@ def corpusInput(root: pathlib.Path, sizeMiB: int, fileCount: int) -> Input:
 def writeRepeated(corpus: bytes, copies: int, paths: list[pathlib.Path]) -> None:
     """Write ``copies`` copies of ``corpus`` end to end, cut at line starts into ``paths``."""
     total = copies * len(corpus)
-    cuts = [0, *(lineStartFrom(corpus, total * index // len(paths)) for index in range(1, len(paths))), total]
-    for path, start, end in zip(paths, cuts, cuts[1:]):
+    cuts = [
+        0,
+        *(lineStartFrom(corpus, total * index // len(paths)) for index in range(1, len(paths))),
+        total,
+    ]
+    for path, start, end in zip(paths, cuts[:-1], cuts[1:], strict=True):
         with open(path, "wb") as file:
             writeSlice(file, corpus, start, end)
 
@@ -126,12 +134,17 @@ def keysInput(root: pathlib.Path, keyCount: int) -> Input:
     counts need no counting at all.
     """
     width = len(str(keyCount - 1))
-    stride = next(s for s in range(KEY_STRIDE, KEY_STRIDE + 2 * keyCount, 2) if math.gcd(s, keyCount) == 1)
+    stride = next(
+        s for s in range(KEY_STRIDE, KEY_STRIDE + 2 * keyCount, 2) if math.gcd(s, keyCount) == 1
+    )
     directory = freshDirectory(root / f"keys-{keyCount}")
     with open(directory / "part-00.txt", "w", encoding="ascii") as file:
         for keepEven in (True, False):
             for start in range(0, keyCount, KEY_CHUNK):
-                keys = ((index * stride) % keyCount for index in range(start, min(start + KEY_CHUNK, keyCount)))
+                keys = (
+                    (index * stride) % keyCount
+                    for index in range(start, min(start + KEY_CHUNK, keyCount))
+                )
                 file.write("".join(f"k{key:0{width}d}\n" for key in keys if keepEven or key % 2))
     lines, size = keyCount + keyCount // 2, directorySize(directory)
     return Input(
@@ -141,4 +154,3 @@ def keysInput(root: pathlib.Path, keyCount: int) -> Input:
         description=f"{keyCount:,} distinct keys in {lines:,} lines ({size:,} bytes), one file",
         expected=summarize((f"k{key:0{width}d}", 1 + key % 2) for key in range(keyCount)),
     )
-

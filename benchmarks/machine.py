@@ -14,7 +14,7 @@ PACKAGES = ("pipeline", "planner", "coredag")
 def describe() -> dict[str, str]:
     """Return the machine's and the software's description, in the order RESULTS.md shows it."""
     return {
-        "CPU": f"{cpuModel()}, {os.cpu_count()} logical CPUs (nproc {len(os.sched_getaffinity(0))})",
+        "CPU": f"{cpuModel()}, {os.cpu_count()} CPUs, nproc {len(os.sched_getaffinity(0))}",
         "RAM": f"{memTotalGiB():.1f} GiB",
         "OS": platform.platform(),
         "Python": platform.python_version(),
@@ -48,11 +48,21 @@ def javaVersion() -> str:
 
 def gitDescription() -> str:
     """Return HEAD's commit and the sparkjet files that differ from it (benchmarks/ aside)."""
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=PROJECT, capture_output=True, text=True)
-    status = subprocess.run(["git", "status", "--porcelain"], cwd=PROJECT, capture_output=True, text=True)
-    changed = [line[3:] for line in status.stdout.splitlines() if not line[3:].startswith("benchmarks/")]
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=PROJECT, capture_output=True, text=True
+    )
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=PROJECT, capture_output=True, text=True
+    )
+    changed = [
+        line[3:] for line in status.stdout.splitlines() if not line[3:].startswith("benchmarks/")
+    ]
     commit = head.stdout.strip() or "unknown"
-    return f"{commit}, uncommitted changes in: {', '.join(changed)}" if changed else f"{commit}, no uncommitted changes"
+    return (
+        f"{commit}, uncommitted changes in: {', '.join(changed)}"
+        if changed
+        else f"{commit}, no uncommitted changes"
+    )
 
 
 def sourceFingerprint() -> str:

@@ -46,7 +46,9 @@ class ProcessSample:
 
 def machineBusySeconds() -> float:
     """Return the CPU seconds all CPUs spent busy since boot (/proc/stat)."""
-    user, nice, system, _idle, _iowait, irq, softirq, steal = map(int, open("/proc/stat").readline().split()[1:9])
+    user, nice, system, _idle, _iowait, irq, softirq, steal = map(
+        int, open("/proc/stat").readline().split()[1:9]
+    )
     return (user + nice + system + irq + softirq + steal) / TICKS
 
 
@@ -79,13 +81,15 @@ class Sampler(threading.Thread):
         self._stopping = threading.Event()
 
     def run(self) -> None:
-        """Sample every ``SAMPLE_SECONDS`` until stopped."""
-        while not self._stopping.wait(SAMPLE_SECONDS):
+        """Sample at once, then every ``SAMPLE_SECONDS`` until stopped."""
+        while True:
             processes = sessionProcesses(self.session)
             self.peakRss = max(self.peakRss, sum(p.rss for p in processes))
             python = sum(p.rss for p in processes if p.name.startswith("python"))
             self.peakPythonRss = max(self.peakPythonRss, python)
             self.cpuSeconds.update({p.pid: p.cpuSeconds for p in processes})
+            if self._stopping.wait(SAMPLE_SECONDS):
+                return
 
     def stop(self) -> None:
         """Stop sampling and wait for the thread."""
@@ -93,11 +97,16 @@ class Sampler(threading.Thread):
         self.join()
 
 
-def runMeasured(argv: list[str], cwd: str, log: pathlib.Path, timeout: float) -> Finished:
-    """Run ``argv`` with its output in ``log``; kill its session at ``timeout`` seconds."""
+def runMeasured(
+    argv: list[str], cwd: str, log: pathlib.Path, timeout: float, nice: int
+) -> Finished:
+    """Run ``argv``, its output in ``log``, at niceness ``nice``; kill it after ``timeout`` s."""
     with open(log, "wb") as output:
         busy, started = machineBusySeconds(), time.perf_counter()
-        process = subprocess.Popen(argv, cwd=cwd, stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen(
+            argv, cwd=cwd, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        setSessionNice(process.pid, nice)
         sampler = Sampler(process.pid)
         sampler.start()
         try:
@@ -111,7 +120,26 @@ def runMeasured(argv: list[str], cwd: str, log: pathlib.Path, timeout: float) ->
     sampler.stop()
     window, busy = time.perf_counter() - started, machineBusySeconds() - busy
     ours = sum(sampler.cpuSeconds.values())
-    return Finished(wall, returncode, sampler.peakRss, sampler.peakPythonRss, ours, max(0.0, busy - ours) / window)
+    return Finished(
+        wall,
+        returncode,
+        sampler.peakRss,
+        sampler.peakPythonRss,
+        ours,
+        max(0.0, busy - ours) / window,
+    )
+
+
+def setSessionNice(session: int, nice: int) -> None:
+    """Give the new session's scheduling group niceness ``nice``.
+
+    With autogroup scheduling (``/proc/sys/kernel/sched_autogroup_enabled``) every session is
+    a group that shares the CPUs fairly with the others whatever its processes' own niceness,
+    so the group's niceness is the one that counts against other programs.
+    """
+    autogroup = pathlib.Path(f"/proc/{session}/autogroup")
+    if nice and autogroup.exists():
+        autogroup.write_text(str(nice))
 
 
 def killSession(session: int) -> None:

@@ -1,6 +1,7 @@
 """RESULTS.md: medians, pair-by-pair ratios, peaks and the counts check, one table per input."""
 
 import pathlib
+import re
 import statistics
 from collections.abc import Callable
 
@@ -9,16 +10,50 @@ from benchmarks.suites import Run, Suite
 
 BASELINE = "rdd"
 TAIL_LINES = 15
+JAVA_FRAME = re.compile(r"^\s+(at |\.\.\. \d+ more)")
 LEGEND = (
-    "Job time is measured inside each process around the job alone (its SparkSession already started); "
-    "wall time is the process from start to exit (interpreter, JVM, the digest of the counts included). "
-    "Ratios are taken pair by pair, variant ÷ baseline within one repetition, then the median. "
-    "MiB/s is the input's size over the median job time. CPU s is the CPU time of the process tree. "
-    "Peak RSS is the highest sum of RSS over the process tree (driver, JVM, Python workers, pool children), "
-    "sampled every 0.1 s, the highest over the repetitions. \"Other programs' CPUs\" is the machine's busy "
-    "CPU time not spent by the measured tree, averaged over its run: above about 0.1, something else "
-    "competed for this machine's CPUs and the times are inflated. \"ok\": the counts equal those computed "
-    "independently from the corpus (SHA-256 of the sorted items, total and distinct words)."
+    "Job time is measured inside each process around the job alone (its SparkSession already "
+    "started); wall time is the process from start to exit (interpreter, JVM, the digest of the "
+    "counts included). Ratios are taken pair by pair, variant ÷ baseline within one repetition, "
+    "then the median. MiB/s is the input's size over the median job time. CPU s is the CPU time "
+    "of the process tree. Peak RSS is the highest sum of RSS over the process tree (driver, JVM, "
+    "Python workers, pool children), sampled every 0.1 s, the highest over the repetitions. "
+    "\"Other programs' CPUs\" is the machine's busy CPU time not spent by the measured tree, "
+    "averaged over its run: near 0 on a quiet machine; higher, other programs ran meanwhile "
+    '(see benchmarks/README.md). "ok": the counts equal those computed independently from the '
+    "corpus (SHA-256 of the sorted items, total and distinct words)."
+)
+WORD_COUNT_COLUMNS = (
+    "variant",
+    "job s (median)",
+    "job s per repetition",
+    "job ÷ RDD (median of pairs)",
+    "wall s (median)",
+    "MiB/s (job)",
+    "CPU s (median)",
+    "peak RSS, all processes (MiB)",
+    "of which Python (MiB)",
+    "other programs' CPUs (max)",
+    "counts",
+)
+TINY_COLUMNS = (
+    "variant",
+    "first job of the session s (median)",
+    "warm job s (median)",
+    "warm ÷ trivial",
+    "warm ÷ RDD",
+    "first ÷ trivial",
+    "wall s (median)",
+    "peak RSS (MiB)",
+    "other programs' CPUs (max)",
+    "counts",
+)
+PLANNING_COLUMNS = (
+    "map stages",
+    "Core DAG vertices after fusion",
+    "building the pipeline ms (median)",
+    "planner.plan ms (median)",
+    "plan µs per stage",
 )
 
 
@@ -28,17 +63,19 @@ def verdict(run: Run) -> str:
         return "TIMEOUT (killed)"
     if not run.succeeded:
         return f"FAILED (exit {run.finished.returncode})"
-    expected = run.suite.input.expected if run.suite.input is not None else {}
-    if "digest" not in run.result or run.result["digest"] == expected.get("digest"):
+    if run.suite.input is None:
+        return "—"
+    if "digest" not in run.result or run.result["digest"] == run.suite.input.expected["digest"]:
         return "ok"
     return f"MISMATCH: {run.result['total']:,} words, {run.result['distinct']:,} distinct"
 
 
 def progressLine(run: Run) -> str:
     """Return the console line printed as each process ends."""
-    seconds = f"job {run.result['jobSeconds']:8.2f} s" if run.succeeded and "jobSeconds" in run.result else " " * 15
+    done = run.succeeded and "jobSeconds" in run.result
+    job = f"job {run.result['jobSeconds']:8.2f} s" if done else " " * 15
     return (
-        f"[{run.suite.title} · repetition {run.repetition + 1}] {run.variant:<12} {seconds}"
+        f"[{run.suite.title} · repetition {run.repetition + 1}] {run.variant:<12} {job}"
         f"  wall {run.finished.wallSeconds:7.1f} s  peak RSS {mib(run.finished.peakRss):>6} MiB"
         f"  other programs {run.finished.otherCpus:.2f} CPUs  counts {verdict(run)}"
     )
@@ -64,13 +101,29 @@ def ratio(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}×"
 
 
-def pairedRatio(runs: list[Run], variant: str, baseline: str, measure: Callable[[Run], float]) -> float | None:
-    """Return the median over repetitions of variant/baseline, each pair from the same repetition."""
+def row(cells: tuple[str, ...] | list[str]) -> str:
+    """Return one Markdown table row."""
+    return "| " + " | ".join(cells) + " |"
+
+
+def head(columns: tuple[str, ...], text: set[int]) -> list[str]:
+    """Return a table's header rows: columns ``text`` aligned left, the numbers right."""
+    return [row(columns), row(["---" if i in text else "--:" for i in range(len(columns))])]
+
+
+def pairedRatio(
+    runs: list[Run], variant: str, baseline: str, measure: Callable[[Run], float]
+) -> float | None:
+    """Return the median over repetitions of variant ÷ baseline, both of one repetition."""
     byRepetition: dict[int, dict[str, float]] = {}
     for run in runs:
         if run.succeeded:
             byRepetition.setdefault(run.repetition, {})[run.variant] = measure(run)
-    pairs = [times[variant] / times[baseline] for times in byRepetition.values() if variant in times and baseline in times]
+    pairs = [
+        times[variant] / times[baseline]
+        for times in byRepetition.values()
+        if variant in times and baseline in times
+    ]
     return median(pairs)
 
 
@@ -79,27 +132,19 @@ def jobSeconds(run: Run) -> float:
     return run.result["jobSeconds"]
 
 
-def wordCountTable(suite: Suite, runs: list[Run]) -> list[str]:
-    """Return the table of a word-count suite."""
-    lines = [
-        "| variant | job s (median) | job s per repetition | job ÷ RDD (median of pairs) | wall s (median)"
-        " | MiB/s (job) | CPU s (median) | peak RSS, all processes (MiB) | of which Python (MiB)"
-        " | other programs' CPUs (max) | counts |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|",
-    ]
-    for variant in suite.variants:
-        mine = [run for run in runs if run.variant == variant]
-        done = [run for run in mine if run.succeeded]
-        job = median([jobSeconds(run) for run in done])
-        perRepetition = " / ".join(seconds(jobSeconds(run)) if run.succeeded else "✗" for run in mine)
-        throughput = "—" if job is None else f"{suite.input.size / MIB / job:.1f}"
-        lines.append(
-            f"| {variant} | {seconds(job)} | {perRepetition} | {ratio(pairedRatio(runs, variant, BASELINE, jobSeconds))}"
-            f" | {seconds(median([run.finished.wallSeconds for run in mine]))} | {throughput}"
-            f" | {seconds(median([run.finished.cpuSeconds for run in mine]))}"
-            f" | {peak(mine, 'peakRss')} | {peak(mine, 'peakPythonRss')} | {others(mine)} | {verdicts(mine)} |"
-        )
-    return lines
+def coldSeconds(run: Run) -> float:
+    """Return the time of the session's first job."""
+    return run.result["coldSeconds"]
+
+
+def medianOf(runs: list[Run], measure: Callable[[Run], float]) -> float | None:
+    """Return the median of ``measure`` over the runs that succeeded."""
+    return median([measure(run) for run in runs if run.succeeded])
+
+
+def wallMedian(runs: list[Run]) -> str:
+    """Return the median wall time of the runs, failed ones included."""
+    return seconds(median([run.finished.wallSeconds for run in runs]))
 
 
 def peak(runs: list[Run], field: str) -> str:
@@ -114,31 +159,51 @@ def others(runs: list[Run]) -> str:
 
 def verdicts(runs: list[Run]) -> str:
     """Return the runs' counts verdicts, collapsed when they agree."""
-    found = sorted({verdict(run) for run in runs})
-    return "; ".join(found)
+    return "; ".join(sorted({verdict(run) for run in runs}))
 
 
-def coldSeconds(run: Run) -> float:
-    """Return the time of the session's first job."""
-    return run.result["coldSeconds"]
+def wordCountTable(suite: Suite, runs: list[Run]) -> list[str]:
+    """Return the table of a word-count suite."""
+    lines = head(WORD_COUNT_COLUMNS, text={0, len(WORD_COUNT_COLUMNS) - 1})
+    for variant in suite.variants:
+        mine = [run for run in runs if run.variant == variant]
+        job = medianOf(mine, jobSeconds)
+        perRepetition = [seconds(jobSeconds(run)) if run.succeeded else "✗" for run in mine]
+        cells = [
+            variant,
+            seconds(job),
+            " / ".join(perRepetition),
+            ratio(pairedRatio(runs, variant, BASELINE, jobSeconds)),
+            wallMedian(mine),
+            "—" if job is None else f"{suite.input.size / MIB / job:.1f}",
+            seconds(median([run.finished.cpuSeconds for run in mine])),
+            peak(mine, "peakRss"),
+            peak(mine, "peakPythonRss"),
+            others(mine),
+            verdicts(mine),
+        ]
+        lines.append(row(cells))
+    return lines
 
 
 def tinyTable(suite: Suite, runs: list[Run]) -> list[str]:
-    """Return the table of the tiny-job suite: first job and warm jobs, against the trivial job."""
-    lines = [
-        "| variant | first job of the session s (median) | warm job s (median) | warm ÷ trivial | warm ÷ RDD"
-        " | first ÷ trivial | wall s (median) | peak RSS (MiB) | other programs' CPUs (max) | counts |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|--:|---|",
-    ]
+    """Return the table of the tiny-job suite: first and warm jobs, against the trivial job."""
+    lines = head(TINY_COLUMNS, text={0, len(TINY_COLUMNS) - 1})
     for variant in suite.variants:
         mine = [run for run in runs if run.variant == variant]
-        done = [run for run in mine if run.succeeded]
-        lines.append(
-            f"| {variant} | {seconds(median([coldSeconds(run) for run in done]))} | {seconds(median([jobSeconds(run) for run in done]))}"
-            f" | {ratio(pairedRatio(runs, variant, 'trivial', jobSeconds))} | {ratio(pairedRatio(runs, variant, BASELINE, jobSeconds))}"
-            f" | {ratio(pairedRatio(runs, variant, 'trivial', coldSeconds))} | {seconds(median([run.finished.wallSeconds for run in mine]))}"
-            f" | {peak(mine, 'peakRss')} | {others(mine)} | {verdicts(mine)} |"
-        )
+        cells = [
+            variant,
+            seconds(medianOf(mine, coldSeconds)),
+            seconds(medianOf(mine, jobSeconds)),
+            ratio(pairedRatio(runs, variant, "trivial", jobSeconds)),
+            ratio(pairedRatio(runs, variant, BASELINE, jobSeconds)),
+            ratio(pairedRatio(runs, variant, "trivial", coldSeconds)),
+            wallMedian(mine),
+            peak(mine, "peakRss"),
+            others(mine),
+            verdicts(mine),
+        ]
+        lines.append(row(cells))
     return lines
 
 
@@ -147,14 +212,17 @@ def planningTable(suite: Suite, runs: list[Run]) -> list[str]:
     done = [run for run in runs if run.succeeded]
     if not done:
         return ["Planning failed: see the failures below."]
-    builds = [value for run in done for value in run.result["buildSeconds"]]
-    plans = [value for run in done for value in run.result["planSeconds"]]
+    builds = median([value for run in done for value in run.result["buildSeconds"]])
+    plans = median([value for run in done for value in run.result["planSeconds"]])
     stages, vertices = done[0].result["stages"], done[0].result["vertices"]
-    return [
-        "| map stages | Core DAG vertices after fusion | building the pipeline s (median) | planner.plan s (median) | plan ms per stage |",
-        "|--:|--:|--:|--:|--:|",
-        f"| {stages} | {vertices} | {seconds(median(builds))} | {seconds(median(plans))} | {median(plans) * 1000 / stages:.2f} |",
+    cells = [
+        str(stages),
+        str(vertices),
+        f"{builds * 1e3:.1f}",
+        f"{plans * 1e3:.1f}",
+        f"{plans * 1e6 / stages:.1f}",
     ]
+    return [*head(PLANNING_COLUMNS, text=set()), row(cells)]
 
 
 TABLES = {"word-count": wordCountTable, "tiny": tinyTable, "planning": planningTable}
@@ -166,35 +234,56 @@ def settingsCheck(runs: list[Run]) -> str:
     if not seen:
         return "No Spark process finished, so no session settings to compare."
     reference = seen[0]
-    differing = sorted(
-        {key for other in seen[1:] for key in reference.keys() | other.keys() if reference.get(key) != other.get(key)}
-    )
+    differing = {
+        key
+        for other in seen[1:]
+        for key in reference.keys() | other.keys()
+        if reference.get(key) != other.get(key)
+    }
     if differing:
-        return f"**Spark session settings differ between processes** in: {', '.join(differing)}."
-    shown = ", ".join(f"`{key}={value}`" for key, value in reference.items() if "extraJavaOptions" not in key)
+        keys = ", ".join(sorted(differing))
+        return f"**Spark session settings differ between processes** in: {keys}."
+    shown = ", ".join(
+        f"`{key}={value}`" for key, value in reference.items() if "extraJavaOptions" not in key
+    )
     return f"All {len(seen)} Spark processes ran with identical session settings: {shown}."
 
 
 def fingerprintCheck(runs: list[Run]) -> str:
     """Return whether sparkjet's source stayed the same through the run."""
-    prints = list(dict.fromkeys(run.fingerprint for run in runs))
-    if len(prints) == 1:
-        return f"sparkjet's sources (pipeline/, planner/, coredag/) had one fingerprint, `{prints[0]}`, throughout."
-    first = {fingerprint: next(i for i, run in enumerate(runs) if run.fingerprint == fingerprint) for fingerprint in prints}
-    listed = ", ".join(f"`{fingerprint}` from process {index + 1}" for fingerprint, index in first.items())
+    firstProcess: dict[str, int] = {}
+    for index, run in enumerate(runs):
+        firstProcess.setdefault(run.fingerprint, index + 1)
+    if len(firstProcess) == 1:
+        (fingerprint,) = firstProcess
+        return (
+            f"sparkjet's sources (pipeline/, planner/, coredag/) had one fingerprint, "
+            f"`{fingerprint}`, throughout."
+        )
+    listed = ", ".join(f"`{print_}` from process {index}" for print_, index in firstProcess.items())
     return f"**sparkjet's sources changed during the run** ({listed}): the tables mix versions."
 
 
 def failures(runs: list[Run]) -> list[str]:
-    """Return, for every failed or killed process, the end of its output."""
+    """Return, for every failed or killed process, the end of its output without Java frames."""
     lines = []
     for run in runs:
         if run.succeeded:
             continue
-        tail = pathlib.Path(run.log).read_text(errors="replace").splitlines()[-TAIL_LINES:]
-        lines += [f"### {run.suite.title}, {run.variant}, repetition {run.repetition + 1}: {verdict(run)}", "",
-                  f"Wall {run.finished.wallSeconds:.1f} s, peak RSS {mib(run.finished.peakRss)} MiB; last lines of `{run.log}`:", "",
-                  "```", *tail, "```", ""]
+        output = pathlib.Path(run.log).read_text(errors="replace").splitlines()
+        tail = [line for line in output if not JAVA_FRAME.match(line)][-TAIL_LINES:]
+        title = f"{run.suite.title}, {run.variant}, repetition {run.repetition + 1}"
+        lines += [
+            f"### {title}: {verdict(run)}",
+            "",
+            f"Wall {run.finished.wallSeconds:.1f} s, peak RSS {mib(run.finished.peakRss)} MiB; "
+            f"the last lines of `{run.log}`, Java stack frames left out:",
+            "",
+            "```",
+            *tail,
+            "```",
+            "",
+        ]
     return lines
 
 

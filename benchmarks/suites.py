@@ -48,20 +48,31 @@ def rotated(variants: tuple[str, ...], repetition: int) -> tuple[str, ...]:
 
 
 def runSuite(
-    suite: Suite, repetitions: int, workdir: pathlib.Path, timeout: float, onRun: Callable[[Run], None]
+    suite: Suite,
+    repetitions: int,
+    workdir: pathlib.Path,
+    timeout: float,
+    nice: int,
+    onRun: Callable[[Run], None],
 ) -> list[Run]:
     """Run every repetition of ``suite``; call ``onRun`` after each process."""
     runs = []
     for repetition in range(repetitions):
         for position, variant in enumerate(rotated(suite.variants, repetition)):
-            run = runVariant(suite, variant, repetition, position, workdir, timeout)
+            run = runVariant(suite, variant, repetition, position, workdir, timeout, nice)
             runs.append(run)
             onRun(run)
     return runs
 
 
 def runVariant(
-    suite: Suite, variant: str, repetition: int, position: int, workdir: pathlib.Path, timeout: float
+    suite: Suite,
+    variant: str,
+    repetition: int,
+    position: int,
+    workdir: pathlib.Path,
+    timeout: float,
+    nice: int,
 ) -> Run:
     """Run one variant in a fresh Python process and read back the result it wrote."""
     stem = f"{slug(suite.title)}-{variant}-{repetition + 1}"
@@ -70,9 +81,17 @@ def runVariant(
         directory.mkdir(parents=True, exist_ok=True)
     resultPath.unlink(missing_ok=True)
     directory = suite.input.directory if suite.input is not None else "-"
-    argv = [sys.executable, "-m", "benchmarks.variants", suite.kind, variant, directory, str(resultPath)]
+    argv = [
+        sys.executable,
+        "-m",
+        "benchmarks.variants",
+        suite.kind,
+        variant,
+        directory,
+        str(resultPath),
+    ]
     fingerprint = sourceFingerprint()
-    finished = runMeasured(argv, str(PROJECT), log, timeout)
+    finished = runMeasured(argv, str(PROJECT), log, timeout, nice)
     result = json.loads(resultPath.read_text()) if resultPath.exists() else None
     return Run(suite, variant, repetition, position, finished, result, str(log), fingerprint)
 

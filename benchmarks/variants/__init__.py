@@ -1,4 +1,4 @@
-"""The benchmarked programs: each runs alone in a fresh process (``python -m benchmarks.variants``)."""
+"""The benchmarked programs, each run alone in a fresh process by ``benchmarks.variants``."""
 
 WORD_COUNT = {
     "sparkjet": "benchmarks.variants.sparkjet:measure",

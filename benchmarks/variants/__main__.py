@@ -1,4 +1,4 @@
-"""Run one variant in this process: ``python -m benchmarks.variants KIND NAME INPUT RESULT.json``."""
+"""Run one variant here: ``python -m benchmarks.variants KIND NAME INPUT RESULT.json``."""
 
 import importlib
 import json

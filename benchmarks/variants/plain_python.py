@@ -6,7 +6,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 
-from benchmarks.words import split, summarize
+from benchmarks.words import countWords, summarize
 
 PROCESSES = 2
 BLOCK = 16 * 1024 * 1024
@@ -44,19 +44,22 @@ def linesStartingIn(path: str, start: int, end: int) -> Iterator[str]:
 
 def countShare(ranges: list[tuple[str, int, int]]) -> Counter:
     """Count the words of the lines starting in ``ranges``."""
-    return Counter(
-        word for path, start, end in ranges for line in linesStartingIn(path, start, end)
-        for word in split(line) if word
+    return countWords(
+        line for path, start, end in ranges for line in linesStartingIn(path, start, end)
     )
 
 
 def measure(directory: str) -> dict:
     """Time the whole count: the pool's start, both halves, the merge."""
     names = sorted(os.listdir(directory))
-    files = [(path, os.path.getsize(path)) for path in (os.path.join(directory, name) for name in names)]
+    files = [
+        (path, os.path.getsize(path)) for path in (os.path.join(directory, name) for name in names)
+    ]
     started = time.perf_counter()
     with multiprocessing.Pool(PROCESSES) as pool:
-        first, *others = pool.map(countShare, [byteRanges(files, i, PROCESSES) for i in range(PROCESSES)])
+        first, *others = pool.map(
+            countShare, [byteRanges(files, i, PROCESSES) for i in range(PROCESSES)]
+        )
     for other in others:
         first.update(other)
     seconds = time.perf_counter() - started

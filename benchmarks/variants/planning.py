@@ -34,4 +34,9 @@ def measure(_directory: str) -> dict:
         dag = plan(pipeline)
         plans.append(time.perf_counter() - built)
         builds.append(built - started)
-    return {"stages": STAGES, "buildSeconds": builds, "planSeconds": plans, "vertices": len(dag.vertices())}
+    return {
+        "stages": STAGES,
+        "buildSeconds": builds,
+        "planSeconds": plans,
+        "vertices": len(dag.vertices()),
+    }

@@ -2,23 +2,27 @@
 
 import operator
 import time
-from collections import Counter
 from collections.abc import Iterable, Iterator
 
 from benchmarks.session import sparkResult, startSession
-from benchmarks.words import split, summarize
+from benchmarks.words import countWords, summarize
 
 
 def countPartition(lines: Iterable[str]) -> Iterator[tuple[str, int]]:
     """Count the words of one partition's lines."""
-    return iter(Counter(word for line in lines for word in split(line) if word).items())
+    return iter(countWords(lines).items())
 
 
 def measure(directory: str) -> dict:
     """Start the session, then time the job alone."""
     spark = startSession()
     started = time.perf_counter()
-    counts = spark.sparkContext.textFile(directory).mapPartitions(countPartition).reduceByKey(operator.add).collect()
+    counts = (
+        spark.sparkContext.textFile(directory)
+        .mapPartitions(countPartition)
+        .reduceByKey(operator.add)
+        .collect()
+    )
     result = sparkResult(spark, time.perf_counter() - started, summarize(counts))
     spark.stop()
     return result

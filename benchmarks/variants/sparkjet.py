@@ -1,20 +1,31 @@
-"""sparkjet: tutorial 01's word-count pipeline, through the public API, on Jet(master="local[2]")."""
+"""sparkjet: tutorial 01's word count through the public API, on Jet(master="local[2]")."""
 
-import runpy
 import time
 
-from benchmarks.inputs import PROJECT
 from benchmarks.session import MASTER, sparkResult
-from benchmarks.words import summarize
+from benchmarks.words import split, summarize
+from pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
 from planner import Jet
 
-TUTORIAL = runpy.run_path(str(PROJECT / "tutorials" / "01_word_count.py"))
+
+def wordCountPipeline(directory: str) -> Pipeline:
+    """Return tutorial 01's pipeline, stage for stage, with the shared tokenization."""
+    p = Pipeline.create()
+    (
+        p.readFrom(Sources.files(directory))
+        .flatMap(split)
+        .filter(lambda word: word != "")
+        .groupingKey(wholeItem())
+        .aggregate(AggregateOperations.counting())
+        .writeTo(Sinks.list("counts"))
+    )
+    return p
 
 
 def countWords(jet: Jet, directory: str) -> list[tuple[str, int]]:
-    """Run tutorial 01's pipeline over ``directory``; return the counts this job added."""
+    """Run the pipeline over ``directory``; return the counts this job added to the list."""
     before = len(jet.getList("counts"))
-    jet.newJob(TUTORIAL["wordCountPipeline"](directory)).join()
+    jet.newJob(wordCountPipeline(directory)).join()
     return jet.getList("counts")[before:]
 
 

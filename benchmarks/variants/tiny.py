@@ -1,4 +1,4 @@
-"""A tiny job in a warm session: sparkjet and hand-written RDD over 10 lines, and Spark's trivial job."""
+"""Tiny jobs in one session: sparkjet's and the RDD word count of 10 lines, Spark's trivial job."""
 
 import statistics
 import time
@@ -42,7 +42,9 @@ def sparkjet(directory: str) -> dict:
 def rdd(directory: str) -> dict:
     """The hand-written RDD word count."""
     spark = startSession()
-    result = repeated(lambda: handWritten.countWords(spark.sparkContext, directory), summarize, spark)
+    result = repeated(
+        lambda: handWritten.countWords(spark.sparkContext, directory), summarize, spark
+    )
     spark.stop()
     return result
 
