@@ -6,7 +6,7 @@ import runpy
 import sys
 
 from coredag.dag import DAG
-from planner.jet import capturingJobs
+from planner.jet import MASTER_VARIABLE, capturingJobs
 from planner.planning import PlannedDag, plan
 from planner.render import writePlanSvg
 
@@ -15,6 +15,7 @@ EXAMPLES = """examples:
   sparkjet plan tutorials/01_word_count.py --dot plan.dot   write the Core DAG in Jet's DOT
   sparkjet plan tutorials/01_word_count.py --explain        what each vertex runs, and why
   sparkjet run tutorials/01_word_count.py --top 5           run the script's jobs on Spark
+  sparkjet run --master spark://host:7077 job.py            ... on a Spark cluster
 """
 
 
@@ -34,6 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     planCommand.add_argument("--explain", action="store_true", help="print what each vertex runs and why")
     runCommand = commands.add_parser("run", help="run a script's jobs on Spark")
     runCommand.add_argument("script")
+    runCommand.add_argument(
+        "--master", metavar="URL", help="the Spark master of every Jet() the script makes without one"
+    )
     args, scriptArgs = parser.parse_known_args(argv)
     if not os.path.isfile(args.script):
         print(f"sparkjet: no script at '{args.script}'", file=sys.stderr)
@@ -41,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "plan":
             return planScript(args.script, scriptArgs, args.svg, args.dot, args.explain)
+        if args.master:
+            os.environ[MASTER_VARIABLE] = args.master
         runScript(args.script, scriptArgs)
         return 0
     except Exception as error:

@@ -1,6 +1,7 @@
 """The client's side of a job: Jet plans a pipeline and runs its Core DAG on Spark."""
 
 import concurrent.futures
+import os
 import contextlib
 import contextvars
 import itertools
@@ -12,6 +13,9 @@ from coredag.standard import preflightDag
 from pipeline.pipeline import Pipeline
 from planner.planning import plan
 
+
+MASTER_VARIABLE = "SPARKJET_MASTER"
+"""The environment variable naming the Spark master a Jet() without one uses (default local[*])."""
 
 _capturedJobs: contextvars.ContextVar[list | None] = contextvars.ContextVar(
     "capturedJobs", default=None
@@ -55,7 +59,7 @@ class Jet:
             raise ValueError("Jet: pass either spark (a SparkSession) or master (a URL), not both")
         self._spark = spark
         self._ownsSpark = False
-        self._master = master or "local[*]"
+        self._master = master or os.environ.get(MASTER_VARIABLE, "local[*]")
         self._lists: dict[str, list] = {}
         self._dataFrames: dict[str, object] = {}
         self._lock = threading.Lock()

@@ -70,3 +70,16 @@ def test_failing_script_exits_non_zero_with_one_line(tmp_path, capsys):
     assert main(["plan", str(path)]) == 1
     err = capsys.readouterr().err.strip()
     assert err == "sparkjet: PlanningError: These transforms have nothing attached to them: [map]"
+
+
+def test_run_passes_the_master_to_every_jet_the_script_makes(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPARKJET_MASTER", "restored-after-the-test")
+    monkeypatch.delenv("SPARKJET_MASTER")
+    seen = tmp_path / "master.txt"
+    script = tmp_path / "which_master.py"
+    script.write_text(
+        "from planner import Jet\n"
+        f"open({str(seen)!r}, 'w').write(Jet()._master)\n"
+    )
+    assert main(["run", "--master", "local[3]", str(script)]) == 0
+    assert seen.read_text() == "local[3]"
