@@ -15,3 +15,15 @@ def smallCorpus(tmp_path, corpusLines):
     (directory / "a.txt").write_text("\n".join(corpusLines[:1000]) + "\n")
     (directory / "b.txt").write_text("\n".join(corpusLines[1000:2000]) + "\n")
     return directory, Counter(word for line in corpusLines[:2000] for word in tokenize(line))
+
+
+def speechBlocks(paths) -> list[tuple[str, list[str]]]:
+    """``(speaker, lines)`` per speech: each file's text cut at empty lines, keeping the
+    blocks whose first line ends with ':'. Independent of the tutorials' own parsing."""
+    speeches = []
+    for path in paths:
+        for block in path.read_text(encoding="utf-8").split("\n\n"):
+            heading, *lines = block.strip("\n").split("\n")
+            if heading.endswith(":"):
+                speeches.append((heading[:-1].lower(), lines))
+    return speeches

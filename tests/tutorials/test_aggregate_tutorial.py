@@ -11,6 +11,7 @@ import pytest
 
 from planner import plan
 from tests.conftest import PROJECT, tokenize
+from tests.tutorials.conftest import speechBlocks
 
 TUTORIALS = PROJECT / "tutorials"
 SCRIPT = TUTORIALS / "03_aggregate_operations.py"
@@ -23,18 +24,6 @@ def tutorial() -> dict:
     return runpy.run_path(str(SCRIPT))
 
 
-def speechBlocks(directory) -> list[tuple[str, list[str]]]:
-    """``(speaker, lines)`` per speech: each file's text cut at empty lines, keeping the
-    blocks whose first line ends with ':'."""
-    speeches = []
-    for path in sorted(directory.glob("*.txt")):
-        for block in path.read_text(encoding="utf-8").split("\n\n"):
-            heading, *lines = block.strip("\n").split("\n")
-            if heading.endswith(":"):
-                speeches.append((heading[:-1].lower(), lines))
-    return speeches
-
-
 def independentResults(directory, counts: Counter) -> dict:
     """What the tutorial's pipelines must find, computed with Counter, statistics and sets."""
     longest = max(len(word) for word in counts)
@@ -42,7 +31,7 @@ def independentResults(directory, counts: Counter) -> dict:
     for word in counts:
         byLetter[word[0]].add(word)
     spoken, mentions, speeches = defaultdict(list), Counter(), Counter()
-    for speaker, lines in speechBlocks(directory):
+    for speaker, lines in speechBlocks(sorted(directory.glob("*.txt"))):
         speeches[speaker] += 1
         for line in lines:
             spoken[speaker] += tokenize(line)
@@ -84,7 +73,8 @@ def test_a_speech_is_a_heading_that_starts_a_block_and_the_blocks_lines(tutorial
 def test_read_speeches_cuts_each_file_at_empty_lines(tutorial, smallCorpus):
     directory, _ = smallCorpus
     speeches = tutorial["readSpeeches"](str(directory), "*.txt")
-    assert speeches == [(speaker, "\n".join(lines)) for speaker, lines in speechBlocks(directory)]
+    blocks = speechBlocks(sorted(directory.glob("*.txt")))
+    assert speeches == [(speaker, "\n".join(lines)) for speaker, lines in blocks]
     assert (directory / "b.txt").read_text().startswith("Let him alone;")
     assert all("Let him alone;" not in text for _, text in speeches)
 

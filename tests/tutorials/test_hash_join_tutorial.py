@@ -9,6 +9,7 @@ import pytest
 
 from planner import plan
 from tests.conftest import CORPUS, PROJECT, tokenize
+from tests.tutorials.conftest import speechBlocks
 
 TUTORIALS = PROJECT / "tutorials"
 SCRIPT = TUTORIALS / "04_hash_join.py"
@@ -25,18 +26,6 @@ class StandInDataFrame:
 def tutorial() -> dict:
     """The tutorial script's globals; running it this way starts nothing."""
     return runpy.run_path(str(SCRIPT))
-
-
-def speechBlocks(paths) -> list[tuple[str, list[str]]]:
-    """``(speaker, lines)`` per speech: each file's text cut at empty lines, keeping the
-    blocks whose first line ends with ':'."""
-    speeches = []
-    for path in paths:
-        for block in path.read_text(encoding="utf-8").split("\n\n"):
-            heading, *lines = block.strip("\n").split("\n")
-            if heading.endswith(":"):
-                speeches.append((heading[:-1].lower(), lines))
-    return speeches
 
 
 def lookupTable(pairs) -> dict[str, list]:
