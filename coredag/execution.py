@@ -10,6 +10,8 @@ import pickle
 import random
 import shutil
 import sys
+import time
+from collections import Counter
 from collections.abc import Iterator
 
 import attrs
@@ -19,6 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 from coredag.dag import DAG
 from coredag.edge import Edge, RoutingPolicy
 from coredag.errors import DagError, JobError, UserFunctionError, shorten
+from coredag.metrics import CountsAccumulatorParam, JobMetrics, TaskMetrics
 from coredag.partitioner import DefaultPartitioner
 from coredag.sinks import CollectToList, CreateDataFrame, SaveAsTextFiles, SinkSupplier
 from coredag.standard import StandardProcessorSupplier, batched
@@ -59,11 +62,12 @@ def activeSession() -> SparkSession | None:
 
 @attrs.frozen
 class JobOutcome:
-    """What a finished job hands back to its driver: the items of its list sinks and the
-    DataFrames of its DataFrame sinks."""
+    """What a finished job hands back to its driver: the items of its list sinks, the
+    DataFrames of its DataFrame sinks and the figures of what it did."""
 
     lists: dict[str, list]
     dataFrames: dict[str, DataFrame]
+    metrics: JobMetrics
 
 
 def executeDag(spark: SparkSession, dag: DAG, jobName: str) -> JobOutcome:
@@ -76,10 +80,13 @@ def executeDag(spark: SparkSession, dag: DAG, jobName: str) -> JobOutcome:
     parallelism = {v.name: v.determineLocalParallelism(default) for v in dag}
     _checkIsolatedEdges(dag, parallelism)
     suppliers = {v.name: v.processorSupplier for v in dag}
-    builder = _RddBuilder(spark, dag, parallelism, suppliers, jobName)
+    counts = sc.accumulator(Counter(), CountsAccumulatorParam())
+    builder = _RddBuilder(spark, dag, parallelism, suppliers, jobName, counts)
     written: list[str] = []
+    started = time.perf_counter()
+    sc.setJobGroup(jobName, f"sparkjet job '{jobName}'", interruptOnCancel=True)
     try:
-        outcome = _runTerminalVertices(builder, suppliers, written)
+        lists, dataFrames = _runTerminalVertices(builder, suppliers, written)
     except Exception as error:
         for directory in written:
             shutil.rmtree(directory, ignore_errors=True)
@@ -87,7 +94,9 @@ def executeDag(spark: SparkSession, dag: DAG, jobName: str) -> JobOutcome:
         raise failure from failure.__cause__
     finally:
         builder.unpersist()
-    return outcome
+    seconds = time.perf_counter() - started
+    metrics = JobMetrics.of(jobName, seconds, dag, counts.value, builder.shuffledEdges)
+    return JobOutcome(lists, dataFrames, metrics)
 
 
 SMALL_JOB_BYTES = 4 << 20
@@ -115,7 +124,9 @@ def _checkIsolatedEdges(dag: DAG, parallelism: dict[str, int]) -> None:
             )
 
 
-def _runTerminalVertices(builder: "_RddBuilder", suppliers: dict, written: list[str]) -> JobOutcome:
+def _runTerminalVertices(
+    builder: "_RddBuilder", suppliers: dict, written: list[str]
+) -> tuple[dict[str, list], dict[str, DataFrame]]:
     lists: dict[str, list] = {}
     dataFrames: dict[str, DataFrame] = {}
     for vertex in builder.dag:
@@ -136,7 +147,7 @@ def _runTerminalVertices(builder: "_RddBuilder", suppliers: dict, written: list[
             dataFrames[output.name] = _materializedDataFrame(builder.spark, rdd, output)
         else:
             rdd.count()
-    return JobOutcome(lists, dataFrames)
+    return lists, dataFrames
 
 
 def _materializedDataFrame(spark: SparkSession, batches: RDD, output: CreateDataFrame) -> DataFrame:
@@ -174,10 +185,14 @@ def _driverError(error: Exception, jobName: str) -> Exception:
 class _RddBuilder:
     """Builds, once per vertex, the RDD of the vertex's output partitions."""
 
-    def __init__(self, spark: SparkSession, dag: DAG, parallelism: dict, suppliers: dict, jobName: str):
+    def __init__(
+        self, spark: SparkSession, dag: DAG, parallelism: dict, suppliers: dict, jobName: str, counts
+    ):
         self.spark, self.sc = spark, spark.sparkContext
         self.dag, self.parallelism = dag, parallelism
         self.suppliers, self.jobName = suppliers, jobName
+        self.counts = counts
+        self.shuffledEdges: set[tuple[str, str]] = set()
         self._rdds: dict[str, RDD] = {}
         self._persisted: list[RDD] = []
 
@@ -220,7 +235,9 @@ class _RddBuilder:
             parent, packed = self._narrowInput(inbound[0]), False
         else:
             parent, packed = self._shuffledInputs(inbound), True
-        rdd = parent.mapPartitionsWithIndex(functools.partial(_runVertex, spec, packed))
+        rdd = parent.mapPartitionsWithIndex(
+            functools.partial(_runVertex, spec, packed, bool(inbound), self.counts)
+        )
         if len(outbound) > 1:
             rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
             self._persisted.append(rdd)
@@ -289,9 +306,11 @@ class _RddBuilder:
     def _routed(self, edge: Edge, tagged: bool) -> RDD:
         downstream = self.parallelism[edge.destName]
         route = Route.of(edge, self.parallelism[edge.sourceName], downstream, self._isNarrow(edge))
+        self.shuffledEdges.add((edge.sourceName, edge.destName))
         return self._edgeItems(edge).mapPartitionsWithIndex(
             functools.partial(
-                _routeItems, route, edge.destOrdinal if tagged else None, edge.config.packetSizeLimit
+                _routeItems, route, edge.destOrdinal if tagged else None,
+                edge.config.packetSizeLimit, self.counts,
             )
         )
 
@@ -311,14 +330,20 @@ def _selectOrdinal(ordinal: int, batches: Iterator[list]) -> Iterator[list]:
             yield selected
 
 
-def _runVertex(spec: TaskletSpec, packed: bool, index: int, batches: Iterator) -> Iterator[list]:
+def _runVertex(
+    spec: TaskletSpec, packed: bool, countsInput: bool, counts, index: int, batches: Iterator
+) -> Iterator[list]:
+    metrics = TaskMetrics()
     if packed:
-        batches = (packet for _, packet in batches)
+        batches = (pickle.loads(packet) for _, packet in batches)
     batches = sliced(batches, spec.queueSize)
+    if countsInput:
+        batches = metrics.countedInput(spec.vertexName, batches)
     try:
-        yield from runPartitionBatches(spec, index, batches)
+        yield from metrics.countedOutput(spec.vertexName, runPartitionBatches(spec, index, batches, metrics))
     except TRANSPORTED as error:
         raise TransportedError(error) from None
+    counts.add(metrics.total())
 
 
 def sliced(batches: Iterator[list], size: int) -> Iterator[list]:
@@ -341,7 +366,13 @@ class Route:
     downstreamCount: int
     fixedTarget: int
     narrow: bool
-    edgeName: str
+    sourceName: str
+    destName: str
+
+    @property
+    def edgeName(self) -> str:
+        """Return the edge's name in messages: ``source -> destination``."""
+        return f"{self.sourceName} -> {self.destName}"
 
     @classmethod
     def of(cls, edge: Edge, upstreamCount: int, downstreamCount: int, narrow: bool) -> "Route":
@@ -352,7 +383,7 @@ class Route:
             fixedTarget = DefaultPartitioner().getPartition(edge.allToOneKey, downstreamCount)
         return cls(
             edge.routing, edge.keyFn, edge.partitioner, upstreamCount, downstreamCount,
-            fixedTarget, narrow, f"{edge.sourceName} -> {edge.destName}",
+            fixedTarget, narrow, edge.sourceName, edge.destName,
         )
 
     def targets(self, index: int, items: Iterator) -> Iterator[tuple[int, object]]:
@@ -389,15 +420,22 @@ class Route:
 
 
 def _routeItems(
-    route: Route, ordinal: int | None, packetSizeLimit: int, index: int, batches: Iterator
-) -> Iterator:
+    route: Route, ordinal: int | None, packetSizeLimit: int, counts, index: int, batches: Iterator
+) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(target, pickled packet)`` for the items of upstream processor ``index``; the
+    packets are pickled here, so the bytes through the shuffle are counted exactly."""
+    metrics = TaskMetrics()
     pairs = route.targets(index, itertools.chain.from_iterable(batches))
     if ordinal is not None:
         pairs = ((target, (ordinal, item)) for target, item in pairs)
     try:
-        yield from packets(pairs, route.downstreamCount, packetSizeLimit)
+        for target, packet in packets(pairs, route.downstreamCount, packetSizeLimit):
+            pickled = pickle.dumps(packet, protocol=pickle.HIGHEST_PROTOCOL)
+            metrics.countShuffled(route.sourceName, route.destName, len(packet), len(pickled))
+            yield target, pickled
     except TRANSPORTED as error:
         raise TransportedError(error) from None
+    counts.add(metrics.total())
 
 
 def packets(pairs: Iterator, targetCount: int, packetSizeLimit: int) -> Iterator[tuple[int, list]]:

@@ -5,10 +5,14 @@ import inspect
 import logging
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 import attrs
 
 from coredag.errors import DagError, shorten
+
+if TYPE_CHECKING:
+    from coredag.metrics import TaskMetrics
 
 ALL_ORDINALS = -1
 _NOTHING = object()
@@ -139,6 +143,8 @@ class ProcessorContext:
     memberIndex: int = 0
     memberCount: int = 1
     jobName: str = ""
+    metrics: "TaskMetrics | None" = attrs.field(default=None, eq=False, repr=False)
+    """Where a standard processor counts items per fused stage, when the job is measured."""
 
     @property
     def localParallelism(self) -> int:

@@ -103,14 +103,20 @@ class StatelessChainP(StandardProcessorSupplier):
     steps: tuple[StatelessStep, ...]
 
     def batchFunction(self, context: ProcessorContext) -> BatchFunction:
-        """Return a loop running the stages over each batch with C-level iterators."""
-        return self.overBatches
+        """Return a loop running the stages over each batch with C-level iterators, counting
+        each stage's items per batch when the job is measured."""
+        if context.metrics is None:
+            return functools.partial(self.overBatches, None)
+        names = tuple(step.stageName for step in self.steps)
+        return functools.partial(self.overBatches, context.metrics.stageCounts(context.vertexName, names))
 
-    def overBatches(self, batches: Iterable[list]) -> Iterator[list]:
-        """Run the stages over each batch; on a failure, replay the batch to name the stage."""
+    def overBatches(self, counts: list[int] | None, batches: Iterable[list]) -> Iterator[list]:
+        """Run the stages over each batch; on a failure, replay the batch to name the stage.
+
+        ``counts``, if given, gains the batch's items into the first stage and out of each."""
         for batch in batches:
             try:
-                output = self.composed(batch)
+                output = self.composed(batch) if counts is None else self.counted(batch, counts)
             except Exception:
                 list(self.over(batch))
                 raise
@@ -123,6 +129,15 @@ class StatelessChainP(StandardProcessorSupplier):
         for step in self.steps:
             items = step.composed(items)
         return list(items)
+
+    def counted(self, batch: list, counts: list[int]) -> list:
+        """Run every stage over ``batch`` as ``composed`` does, counting each stage's output."""
+        counts[0] += len(batch)
+        items = batch
+        for number, step in enumerate(self.steps, start=1):
+            items = list(step.composed(iter(items)))
+            counts[number] += len(items)
+        return items
 
     def over(self, items: Iterable) -> Iterator:
         """Run every stage, in order, over a stream of items."""

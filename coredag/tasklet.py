@@ -7,6 +7,7 @@ import attrs
 
 from coredag.edge import Ordering
 from coredag.errors import DagError, UserFunctionError, shorten
+from coredag.metrics import TaskMetrics
 from coredag.processor import Inbox, Outbox, Processor, ProcessorContext, callIdleHook
 from coredag.standard import StandardProcessorSupplier, batched
 
@@ -32,13 +33,14 @@ class TaskletSpec:
     inboundPriorities: tuple[int, ...] = ()
     inboundOrdering: Ordering | None = None
 
-    def context(self, index: int) -> ProcessorContext:
-        """Return the context of processor ``index``."""
+    def context(self, index: int, metrics: TaskMetrics | None = None) -> ProcessorContext:
+        """Return the context of processor ``index``, counting into ``metrics`` if given."""
         return ProcessorContext(
             vertexName=self.vertexName,
             globalProcessorIndex=index,
             totalParallelism=self.totalParallelism,
             jobName=self.jobName,
+            metrics=metrics,
         )
 
     def usesFastPath(self) -> bool:
@@ -79,15 +81,18 @@ def runPartition(spec: TaskletSpec, index: int, items: Iterator) -> Iterator:
     return (item for _, item in output)
 
 
-def runPartitionBatches(spec: TaskletSpec, index: int, batches: Iterator[list]) -> Iterator[list]:
+def runPartitionBatches(
+    spec: TaskletSpec, index: int, batches: Iterator[list], metrics: TaskMetrics | None = None
+) -> Iterator[list]:
     """Run processor ``index`` over a partition given and returned as lists of items; the
-    input of an ordered edge is sorted first (its runs come sorted: Timsort merges them)."""
+    input of an ordered edge is sorted first (its runs come sorted: Timsort merges them).
+    A fused vertex counts its stages' items into ``metrics``, if given."""
     ordering = spec.inboundOrdering
     if ordering is not None:
         items = itertools.chain.from_iterable(batches)
         batches = batched(sorted(items, key=ordering.key, reverse=ordering.reverse), spec.queueSize)
     if spec.usesFastPath():
-        return spec.processorSupplier.batchFunction(spec.context(index))(batches)
+        return spec.processorSupplier.batchFunction(spec.context(index, metrics))(batches)
     return batched(runPartition(spec, index, itertools.chain.from_iterable(batches)))
 
 

@@ -6,7 +6,8 @@ import runpy
 import sys
 
 from coredag.dag import DAG
-from planner.jet import MASTER_VARIABLE, capturingJobs
+from coredag.errors import reducedTraceback
+from planner.jet import MASTER_VARIABLE, watchingJobs
 from planner.planning import PlannedDag, plan
 from planner.render import writePlanSvg
 
@@ -51,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except Exception as error:
         print(f"sparkjet: {type(error).__name__}: {error}", file=sys.stderr)
+        print(reducedTraceback(error), end="", file=sys.stderr)
         return 1
 
 
@@ -68,12 +70,13 @@ def planScript(
     script: str, scriptArgs: list[str], svg: str | None, dot: str | None, explain: bool = False
 ) -> int:
     """Run ``script`` with jobs captured, not run; draw or print each job's plan."""
-    with capturingJobs() as jobs:
+    with watchingJobs(runs=False) as jobs:
         runScript(script, scriptArgs)
     if not jobs:
         print(f"sparkjet: {script} submitted no job", file=sys.stderr)
         return 1
-    for number, (name, work) in enumerate(jobs, start=1):
+    for number, job in enumerate(jobs, start=1):
+        name, work = job.name, job.work
         dag = work if isinstance(work, DAG) else plan(work)
         if dot:
             with open(_numbered(dot, number), "w", encoding="utf-8") as file:

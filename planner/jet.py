@@ -1,14 +1,17 @@
 """The client's side of a job: Jet plans a pipeline and runs its Core DAG on Spark."""
 
 import concurrent.futures
-import os
 import contextlib
 import contextvars
+import os
 import itertools
 import threading
 from collections.abc import Iterator
 
+import attrs
 from coredag.dag import DAG
+from coredag.errors import JobError
+from coredag.metrics import JobMetrics
 from coredag.standard import preflightDag
 from pipeline.pipeline import Pipeline
 from planner.planning import plan
@@ -17,27 +20,33 @@ from planner.planning import plan
 MASTER_VARIABLE = "SPARKJET_MASTER"
 """The environment variable naming the Spark master a Jet() without one uses (default local[*])."""
 
-_capturedJobs: contextvars.ContextVar[list | None] = contextvars.ContextVar(
-    "capturedJobs", default=None
-)
+@attrs.frozen
+class _JobWatch:
+    jobs: list
+    runs: bool
+
+
+_jobWatch: contextvars.ContextVar[_JobWatch | None] = contextvars.ContextVar("jobWatch", default=None)
 
 
 @contextlib.contextmanager
-def capturingJobs() -> Iterator[list[tuple[str, Pipeline | DAG]]]:
-    """Within the block, ``newJob`` records ``(name, work)`` instead of running anything."""
-    captured: list[tuple[str, Pipeline | DAG]] = []
-    token = _capturedJobs.set(captured)
+def watchingJobs(runs: bool) -> "Iterator[list[Job]]":
+    """Within the block, every ``newJob`` is recorded in the list yielded; it runs only if
+    ``runs`` (otherwise it is planned and checked, not run)."""
+    watch = _JobWatch([], runs)
+    token = _jobWatch.set(watch)
     try:
-        yield captured
+        yield watch.jobs
     finally:
-        _capturedJobs.reset(token)
+        _jobWatch.reset(token)
 
 
 class Job:
     """A submitted job; ``join()`` waits for it and raises its error, if any."""
 
-    def __init__(self, name: str, future: concurrent.futures.Future) -> None:
+    def __init__(self, name: str, work: Pipeline | DAG, future: concurrent.futures.Future) -> None:
         self.name = name
+        self.work = work
         self._future = future
 
     def getName(self) -> str:
@@ -47,6 +56,22 @@ class Job:
     def join(self) -> None:
         """Wait until the job completes; raise the error that failed it."""
         self._future.result()
+
+    def metrics(self) -> JobMetrics:
+        """Wait until the job completes; return what it did: items in and out per vertex and
+        per fused stage, busy time per vertex, items and bytes through each edge."""
+        metrics = self._future.result()
+        if metrics is None:
+            raise JobError(f"Job '{self.name}' was only planned (sparkjet plan): it has no metrics")
+        return metrics
+
+    def renderSvg(self, path: str) -> tuple[str, str | None]:
+        """Wait until the job completes; draw its plan annotated with its metrics into ``path``.
+
+        Returns the path written and, without graphviz's ``dot``, a note (see writePlanSvg)."""
+        from planner.render import writePlanSvg
+
+        return writePlanSvg(self.work, path, self.metrics())
 
 
 class Jet:
@@ -81,21 +106,25 @@ class Jet:
 
         dag = (plan(work) if isinstance(work, Pipeline) else work).validate()
         jobName = name or f"job-{next(Jet._jobNumbers)}"
-        captured = _capturedJobs.get()
-        if captured is not None:
-            captured.append((jobName, work))
-            return Job(jobName, _completed())
+        watch = _jobWatch.get()
+        if watch is not None and not watch.runs:
+            watch.jobs.append(Job(jobName, work, _completed()))
+            return watch.jobs[-1]
         dag = preflightDag(dag)
         spark = self.spark()
 
-        def run() -> None:
+        def run() -> JobMetrics:
             outcome = executeDag(spark, dag, jobName)
             with self._lock:
                 for listName, items in outcome.lists.items():
                     self._lists.setdefault(listName, []).extend(items)
                 self._dataFrames.update(outcome.dataFrames)
+            return outcome.metrics
 
-        return Job(jobName, self._executor.submit(run))
+        job = Job(jobName, work, self._executor.submit(run))
+        if watch is not None:
+            watch.jobs.append(job)
+        return job
 
     def getList(self, name: str) -> list:
         """Return the list that jobs' ``Sinks.list(name)`` appended to (empty if none did)."""
