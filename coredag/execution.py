@@ -296,12 +296,17 @@ class _RddBuilder:
         tagged = len(inbound) > 1
         groups = itertools.groupby(inbound, key=lambda e: e.priorityNumber)
         shuffles = [
-            self.sc.union([self._routed(edge, tagged) for edge in edges]).partitionBy(
+            self._union([self._routed(edge, tagged) for edge in edges]).partitionBy(
                 self.parallelism[inbound[0].destName], _targetPartition
             )
             for _, edges in groups
         ]
-        return shuffles[0] if len(shuffles) == 1 else self.sc.union(shuffles)
+        return self._union(shuffles)
+
+    def _union(self, rdds: list[RDD]) -> RDD:
+        """Return the union of ``rdds``; one RDD stays itself, so its Python functions keep
+        running in the same Python worker as the next ones (a union is a JVM RDD)."""
+        return rdds[0] if len(rdds) == 1 else self.sc.union(rdds)
 
     def _routed(self, edge: Edge, tagged: bool) -> RDD:
         downstream = self.parallelism[edge.destName]
@@ -331,11 +336,10 @@ def _selectOrdinal(ordinal: int, batches: Iterator[list]) -> Iterator[list]:
 
 
 def _runVertex(
-    spec: TaskletSpec, packed: bool, countsInput: bool, counts, index: int, batches: Iterator
+    spec: TaskletSpec, packed: bool, countsInput: bool, counts, index: int, partition: Iterator
 ) -> Iterator[list]:
     metrics = TaskMetrics()
-    if packed:
-        batches = (pickle.loads(packet) for _, packet in batches)
+    batches = (pickle.loads(packet) for _, packet in partition) if packed else partition
     batches = sliced(batches, spec.queueSize)
     if countsInput:
         batches = metrics.countedInput(spec.vertexName, batches)
@@ -344,6 +348,14 @@ def _runVertex(
     except TRANSPORTED as error:
         raise TransportedError(error) from None
     counts.add(metrics.total())
+    _drained(partition)
+
+
+def _drained(partition: Iterator) -> None:
+    """Read the partition to its end, as a source that ignores its (empty) input does not:
+    PySpark reuses a Python worker only if the task read its whole input."""
+    for _ in partition:
+        pass
 
 
 def sliced(batches: Iterator[list], size: int) -> Iterator[list]:

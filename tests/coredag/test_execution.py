@@ -241,3 +241,21 @@ def test_partition_out_of_range_names_the_edge_and_the_value(jet):
     dag = routedDag(lambda e: e.distributed().partitioned(lambda x: x, OutOfRange()))
     with pytest.raises(DagError, match=r"^Edge source -> tagger: OutOfRange.getPartition\(\d+, 4\) returned 4, expected 0 to 3$"):
         jet.newJob(dag).join()
+
+
+def test_a_source_task_leaves_its_python_worker_alive_for_reuse(jet):
+    """A source ignores its empty input, yet reads it to the end: PySpark then keeps the
+    worker for the next task instead of forking (and importing) a new one for every task."""
+    import os
+    import time
+
+    from pipeline import Pipeline, Sinks, Sources
+
+    p = Pipeline.create()
+    p.readFrom(Sources.items(range(8))).setLocalParallelism(2).map(
+        lambda _: __import__("os").getpid()
+    ).setLocalParallelism(2).writeTo(Sinks.list("workerPids"))
+    jet.newJob(p).join()
+    time.sleep(1)
+    for pid in set(jet.getList("workerPids")):
+        os.kill(pid, 0)
