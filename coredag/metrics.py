@@ -4,6 +4,8 @@ Each Spark task counts per batch into a TaskMetrics and adds it, once, to the jo
 accumulator; JobMetrics is the frozen summary the driver builds from the total.
 """
 
+import itertools
+import operator
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -67,12 +69,15 @@ class TaskMetrics:
         self._counts["edgeBytes", sourceName, destName] += pickledBytes
 
     def total(self) -> Counter:
-        """Return every count of the task, the fused stages' included."""
+        """Return every count of the task, the fused stages' included; consecutive steps of
+        one stage (a stage and its peek) count as that stage."""
         total = Counter(self._counts)
         for vertexName, stageNames, counts in self._stageCounts:
-            for number, stageName in enumerate(stageNames):
-                total["stageIn", vertexName, stageName] += counts[number]
-                total["stageOut", vertexName, stageName] += counts[number + 1]
+            numbered = itertools.groupby(enumerate(stageNames), key=operator.itemgetter(1))
+            for stageName, steps in numbered:
+                numbers = [number for number, _ in steps]
+                total["stageIn", vertexName, stageName] += counts[numbers[0]]
+                total["stageOut", vertexName, stageName] += counts[numbers[-1] + 1]
         return total
 
 

@@ -1,22 +1,29 @@
 """Explaining a plan: which stages each vertex runs, each edge's kind, and why each
 boundary between vertices exists."""
 
-import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from coredag.dag import DAG
 from coredag.dot import PREPARE_SUFFIX, edgeCaption
 from coredag.vertex import LOCAL_PARALLELISM_USE_DEFAULT
 from pipeline.pipeline_graph import PipelineGraph
-from pipeline.transforms import AggregateTransform, GroupTransform, Transform
-from planner.fusion import STATELESS, FusedTransform
+from pipeline.transforms import AggregateTransform, GroupTransform
+from planner.fusion import STATELESS
+
+if TYPE_CHECKING:
+    from planner.planning import VertexRole
 
 
-def explanation(named: PipelineGraph, fused: PipelineGraph, dag: DAG) -> str:
-    """Explain ``dag``, planned from the uniquely named graph ``named`` fused into ``fused``."""
+def explanation(
+    named: PipelineGraph, fused: PipelineGraph, dag: DAG, roles: Mapping[str, "VertexRole"]
+) -> str:
+    """Explain ``dag``, planned from the uniquely named graph ``named`` fused into ``fused``;
+    ``roles`` says what each vertex runs."""
     lines = [f"Core DAG of {len(dag.vertices())} vertices and {len(dag.edges())} edges", "", "Vertices"]
     for vertex in dag:
         lines.append(f"  {vertex.name} (parallelism {_parallelism(vertex.localParallelism)})")
-        lines.append(f"    runs {_stagesOf(vertex.name, fused)}")
+        lines.append(f"    runs {_describe(roles[vertex.name])}")
     lines += ["", "Edges"]
     lines += [f"  {e.sourceName} -> {e.destName}: {edgeCaption(e)}" for e in dag.edges()]
     reasons = fusionReasons(named) + aggregationReasons(fused, dag)
@@ -75,25 +82,15 @@ def aggregationReasons(graph: PipelineGraph, dag: DAG) -> list[str]:
     return reasons
 
 
-_STEP_ROLES = re.compile(r"-(prepare|collect|joiner|collector\d+)")
-
-
-def _stagesOf(vertexName: str, graph: PipelineGraph) -> str:
-    for transform in graph.transforms:
-        if vertexName == transform.name:
-            return _describe(transform)
-    for transform in graph.transforms:
-        role = _STEP_ROLES.fullmatch(vertexName[len(transform.name) :])
-        if vertexName.startswith(transform.name) and role:
-            return f"the {role.group(1)} step of `{transform.name}`"
-    return "no stage of the pipeline"
-
-
-def _describe(transform: Transform) -> str:
-    if isinstance(transform, FusedTransform):
-        names = ", ".join(f"`{stage.name}`" for stage in transform.stages)
+def _describe(role: "VertexRole") -> str:
+    names = ", ".join(f"`{name}`" for name in role.stages)
+    if not role.stages:
+        return "no stage of the pipeline"
+    if role.step:
+        return f"the {role.step} step of {names}"
+    if len(role.stages) > 1:
         return f"the stages {names}, fused into one loop"
-    return f"the stage `{transform.name}`"
+    return f"the stage {names}"
 
 
 def _parallelism(value: int) -> str:

@@ -1,17 +1,55 @@
 """The planner: a pipeline becomes a Core DAG through pure phases run in order."""
 
+import re
+
+import attrs
 import toolz
 
 from coredag.dag import DAG
 from pipeline.naming import makeNamesUnique
 from pipeline.pipeline import Pipeline
 from pipeline.pipeline_graph import PipelineGraph
+from pipeline.transforms import Transform
 from planner.explain import explanation
-from planner.fusion import fuseStatelessChains
+from planner.fusion import FusedTransform, fuseStatelessChains
 from planner.leakage import rejectDanglingStages
 from planner.lowering import lowerToDag
 
 PHASES = (makeNamesUnique, rejectDanglingStages, fuseStatelessChains, lowerToDag)
+
+_STEP_VERTEX = re.compile(r"(?P<stage>.+)-(?P<step>prepare|collect|joiner|collector\d+)")
+"""The names lowering gives the vertices of a stage's steps: ``count-prepare``, ``sort-collect``,
+``join-joiner``, ``join-collector1``."""
+
+
+@attrs.frozen
+class VertexRole:
+    """What a vertex runs: pipeline stages (several when fused; none for a vertex added by
+    hand), whole or one step of them (``prepare``, ``collect``, ``joiner``, ``collector1``)."""
+
+    stages: tuple[str, ...]
+    step: str | None = None
+
+
+def vertexRoles(fused: PipelineGraph, dag: DAG) -> dict[str, VertexRole]:
+    """Map each vertex of ``dag``, lowered from ``fused``, to what it runs: ``fused(a, b)``
+    runs the stages a and b, ``count-prepare`` the prepare step of ``count``."""
+    members = {transform.name: _memberNames(transform) for transform in fused.transforms}
+    return {vertex.name: _role(vertex.name, members) for vertex in dag}
+
+
+def _memberNames(transform: Transform) -> tuple[str, ...]:
+    stages = transform.stages if isinstance(transform, FusedTransform) else (transform,)
+    return tuple(stage.name for stage in stages)
+
+
+def _role(vertexName: str, members: dict[str, tuple[str, ...]]) -> VertexRole:
+    if vertexName in members:
+        return VertexRole(members[vertexName])
+    step = _STEP_VERTEX.fullmatch(vertexName)
+    if step and step["stage"] in members:
+        return VertexRole(members[step["stage"]], step["step"])
+    return VertexRole(())
 
 
 class PlannedDag(DAG):
@@ -25,9 +63,26 @@ class PlannedDag(DAG):
             self.edge(edge)
         self._named, self._fused = named, fused
 
+    def pipelineGraph(self) -> PipelineGraph:
+        """Return the pipeline's stages as planned: uniquely named, before fusion."""
+        return self._named
+
+    def vertexRoles(self) -> dict[str, VertexRole]:
+        """Return what each vertex runs: which stages, whole or which step of them."""
+        return vertexRoles(self._fused, self)
+
+    def stageVertices(self) -> dict[str, tuple[str, ...]]:
+        """Return the vertices running each stage, stages in creation order:
+        ``{'filter': ('fused(flat-map, filter)',), 'count': ('count-prepare', 'count'), ...}``."""
+        roles = self.vertexRoles()
+        return {
+            transform.name: tuple(name for name, role in roles.items() if transform.name in role.stages)
+            for transform in self._named.transforms
+        }
+
     def explain(self) -> str:
         """Return which stages each vertex runs, each edge's kind, and why each boundary exists."""
-        return explanation(self._named, self._fused, self)
+        return explanation(self._named, self._fused, self, self.vertexRoles())
 
 
 def plan(pipeline: Pipeline) -> PlannedDag:

@@ -7,7 +7,9 @@ import graphviz
 import pytest
 
 from coredag import DAG, Edge, EdgeConfig
-from coredag.dot import dagToGraphviz, writeSvg
+from coredag.dot import ROUTING_DRAWING, dagToGraphviz, edgeDrawing, itemChange, shortened, writeSvg
+from coredag.edge import RoutingPolicy
+from coredag.metrics import EdgeMetrics, JobMetrics, StageMetrics, VertexMetrics
 
 
 def noop():
@@ -146,6 +148,87 @@ def test_graphviz_edges_join_declared_nodes_when_a_name_has_a_colon():
     ids, ends = nodeIdsAndEdgeEnds(dagToGraphviz(dag).source)
     assert len(ids) == 2 and len(ends) == 1
     assert all(tail in ids and head in ids for tail, head in ends)
+
+
+def test_graphviz_vertices_and_edges_carry_ids_classes_and_tooltips():
+    source = dagToGraphviz(jetDotTestDag()).source
+    assert '"vertex-0" [label="a\nparallelism 1" class=vertex id="vertex-0" tooltip="a\nparallelism 1"]' in source
+    assert '"vertex-0" -> "vertex-2" [label="local partitioned"' in source
+    assert 'class="dag-edge"' in source and 'id="edge-1"' in source
+    assert 'tooltip="a -> b\ndistributed broadcast"' in source
+
+
+def test_each_routing_has_its_own_colour_and_arrowhead():
+    assert len(set(ROUTING_DRAWING.values())) == len(RoutingPolicy) == len(ROUTING_DRAWING)
+    edge = Edge("a", destName="b").broadcast()
+    assert edgeDrawing(edge) == {"color": "#D55E00", "fontcolor": "#D55E00", "arrowhead": "crow", "style": "solid"}
+
+
+def test_a_distributed_edge_has_a_circle_at_its_tail_and_a_priority_is_dotted():
+    edge = Edge("a", destName="b")
+    assert "arrowtail" not in edgeDrawing(edge)
+    assert edgeDrawing(edge.distributed()) == edgeDrawing(edge) | {"dir": "both", "arrowtail": "odot"}
+    assert edgeDrawing(edge.priority(-1))["style"] == "dotted"
+
+
+def test_each_prepare_and_combine_pair_sits_in_a_cluster_named_after_the_combine():
+    dag = DAG()
+    prepare, combine, sink = (dag.newVertex(name, noop) for name in ("x-prepare", "x", "sink"))
+    dag.edge(Edge.between(prepare, combine).distributed()).edge(Edge.between(combine, sink))
+    source = dagToGraphviz(dag).source
+    cluster = source.split("subgraph cluster_group_0 {")[1].split("}")[0]
+    assert 'graph [class=group color=gray50 id="group-0" label=x labelloc=b' in cluster
+    assert re.findall(r'^\t+"(vertex-\d)" \[', cluster, re.MULTILINE) == ["vertex-0", "vertex-1"]
+    assert "cluster_group_1" not in source
+
+
+def test_given_groups_replace_the_prepare_pairs():
+    dag = DAG()
+    a, b, c = (dag.newVertex(name, noop) for name in ("a", "b-prepare", "b"))
+    dag.edge(Edge.between(a, b)).edge(Edge.between(b, c))
+    source = dagToGraphviz(dag, groups={"one stage": ("a", "b-prepare")}).source
+    cluster = source.split("subgraph cluster_group_0 {")[1].split("}")[0]
+    assert '"one stage"' in cluster and re.findall(r'"(vertex-\d)" \[', cluster) == ["vertex-0", "vertex-1"]
+    assert "cluster_group_1" not in source
+
+
+def test_names_are_shortened_and_taken_literally():
+    assert shortened("x" * 40) == "x" * 40
+    assert shortened("x" * 41) == "x" * 39 + "…"
+    dag = DAG()
+    dag.newVertex("C:\\logs\\<b>", noop)
+    source = dagToGraphviz(dag).source
+    assert 'label="C:\\\\logs\\\\<b>\nparallelism default"' in source
+
+
+def test_item_change_says_how_many_were_dropped_or_made():
+    assert [itemChange(1000, 100), itemChange(1000, 1), itemChange(1000, 0)] == [" (-90%)", " (-99%)", " (-100%)"]
+    assert [itemChange(10, 25), itemChange(10, 10), itemChange(0, 5)] == [" (×2.5)", "", ""]
+
+
+def test_figures_label_vertices_and_edges_and_widen_the_busiest_edge():
+    dag = DAG()
+    source, fused, sink = (dag.newVertex(name, noop) for name in ("source", "fused(a, b)", "sink"))
+    dag.edge(Edge.between(source, fused)).edge(Edge.between(fused, sink).distributed())
+    metrics = JobMetrics(
+        "job",
+        1.0,
+        (
+            VertexMetrics("source", 1, 0, 10, 0.5, ()),
+            VertexMetrics("fused(a, b)", 2, 10, 5, 0.25, (StageMetrics("a", 10, 50), StageMetrics("b", 50, 5))),
+            VertexMetrics("sink", 1, 5, 0, 0.0, ()),
+        ),
+        (EdgeMetrics("source", "fused(a, b)", 10, None), EdgeMetrics("fused(a, b)", "sink", 5, 321)),
+    )
+    graph = dagToGraphviz(dag, metrics).source
+    assert 'label="source\nparallelism default, 1 processor\n10 out\n0.50 s busy"' in graph
+    assert (
+        'label="fused(a, b)\nparallelism default, 2 processors\n10 in -> 5 out (-50%)\n0.25 s busy\n'
+        'a: 10 -> 50 (×5.0)\nb: 50 -> 5 (-90%)"'
+    ) in graph
+    assert 'label="sink\nparallelism default, 1 processor\n5 in\n0.00 s busy"' in graph
+    assert 'label="local unicast\n10 items"' in graph and "penwidth=6.00" in graph
+    assert 'label="distributed unicast\n5 items\n321 bytes shuffled"' in graph and "penwidth=3.50" in graph
 
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz's dot program is not installed")

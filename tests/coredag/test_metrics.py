@@ -104,3 +104,18 @@ def test_asking_for_an_unknown_vertex_or_edge_names_it():
         metrics.vertex("nowhere")
     with pytest.raises(KeyError, match="no edge sink -> source"):
         metrics.edge("sink", "source")
+
+
+def test_a_peeked_stage_counts_once():
+    steps = (
+        StatelessStep(StepKind.MAP, str, "map"),
+        StatelessStep(StepKind.PEEK, str, "map"),
+        StatelessStep(StepKind.FILTER, lambda text: text != "0", "filter"),
+    )
+    metrics = TaskMetrics()
+    list(StatelessChainP(steps).batchFunction(ProcessorContext("fused", 0, 1, metrics=metrics))(iter([range(10)])))
+    total = metrics.total()
+    assert [(total["stageIn", "fused", s], total["stageOut", "fused", s]) for s in ("map", "filter")] == [
+        (10, 10),
+        (10, 9),
+    ]
