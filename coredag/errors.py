@@ -1,15 +1,101 @@
-"""The errors of the Core DAG layer."""
+"""The errors of the Core DAG layer, and where in the user's code they point."""
 
+import os
 import reprlib
+import sys
+import sysconfig
+import traceback as tracebacks
+import types
+
+import attrs
 
 _item_repr = reprlib.Repr()
 _item_repr.maxstring = _item_repr.maxother = 80
 _item_repr.maxlist = _item_repr.maxtuple = _item_repr.maxdict = 6
 
+_NOT_USER_PACKAGES = frozenset(
+    {"coredag", "pipeline", "planner"}
+    | {"pyspark", "py4j", "attr", "attrs", "cloudpickle", "graphviz", "toolz", "tlz", "cytoolz"}
+)
+"""sparkjet's own packages, and those it runs on."""
+_STDLIB = sysconfig.get_paths()["stdlib"] + os.sep
+_THIRD_PARTY = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")
+
 
 def shorten(item: object) -> str:
     """Return a repr of ``item`` short enough for one line of an error message."""
     return _item_repr.repr(item)
+
+
+def isUserCode(frame: types.FrameType) -> bool:
+    """Whether ``frame`` runs the user's code: not sparkjet's, its dependencies' (Spark's...)
+    or Python's own library."""
+    module = frame.f_globals.get("__name__") or ""
+    if module.partition(".")[0] in _NOT_USER_PACKAGES:
+        return False
+    path = frame.f_code.co_filename
+    isStdlib = path.startswith(_STDLIB) and not any(part in path for part in _THIRD_PARTY)
+    return not (isStdlib or path.startswith("<frozen "))
+
+
+@attrs.frozen
+class SourceLocation:
+    """A line of the user's code; prints as ``wordcount.py:12``."""
+
+    path: str
+    line: int
+
+    @classmethod
+    def ofUserCall(cls) -> "SourceLocation | None":
+        """Return the line of the user's code that is calling into sparkjet, if any."""
+        frame = sys._getframe(1)
+        while frame is not None and not isUserCode(frame):
+            frame = frame.f_back
+        return None if frame is None else cls(frame.f_code.co_filename, frame.f_lineno)
+
+    def __str__(self) -> str:
+        return f"{os.path.basename(self.path)}:{self.line}"
+
+
+def describeStage(name: str, definedAt: SourceLocation | None) -> str:
+    """Return how errors name a stage: ``Stage 'flat-map' (defined at wordcount.py:12)``."""
+    return f"Stage '{name}'" if definedAt is None else f"Stage '{name}' (defined at {definedAt})"
+
+
+class StageName(str):
+    """A stage's name as processors report it: equal to the plain name, and knowing where the
+    user defined the stage."""
+
+    definedAt: SourceLocation | None
+
+    def __new__(cls, name: str, definedAt: SourceLocation | None = None) -> "StageName":
+        stageName = super().__new__(cls, name)
+        stageName.definedAt = definedAt
+        return stageName
+
+    def __reduce__(self):
+        return (StageName, (str(self), self.definedAt))
+
+
+def userTraceback(error: BaseException) -> str:
+    """Return the frames of the user's code that ``error`` went through, as Python prints them."""
+    frames = [(frame, line) for frame, line in tracebacks.walk_tb(error.__traceback__) if isUserCode(frame)]
+    return "".join(tracebacks.StackSummary.extract(frames).format())
+
+
+_HINTS = (
+    (TypeError, "object is not iterable", "flatMap's function must return an iterable (a list, a generator...)"),
+    (TypeError, "unhashable type", "a key must be hashable (a str, a number, a tuple...)"),
+    (TypeError, "not supported between instances", "sort needs items, or keys, that compare with each other"),
+)
+
+
+def hintFor(cause: BaseException) -> str:
+    """Return what to do about ``cause`` when sparkjet raised it on what a user function returned."""
+    frames = list(tracebacks.walk_tb(cause.__traceback__))
+    if not frames or isUserCode(frames[-1][0]):
+        return ""
+    return next((hint for kind, text, hint in _HINTS if isinstance(cause, kind) and text in str(cause)), "")
 
 
 class DagError(ValueError):
@@ -25,16 +111,47 @@ class InputError(JobError):
 
 
 class UserFunctionError(JobError):
-    """A user function raised inside a running job; names the stage and the item."""
+    """A user function raised inside a running job; names the stage, where the user defined
+    it, the item and, where it can, what to do.
 
-    def __init__(self, stageName: str, itemRepr: str, cause: BaseException, traceback: str = ""):
-        self.stageName = stageName
+    ``stageName`` may be a ``StageName``; ``traceback`` (the user's frames and the original
+    exception) and ``hint`` are read from ``cause`` unless given, as they are when unpickled.
+    """
+
+    def __init__(
+        self, stageName: str, itemRepr: str, cause: BaseException,
+        traceback: str | None = None, hint: str | None = None,
+    ):
+        self.stageName = str(stageName)
+        self.definedAt: SourceLocation | None = getattr(stageName, "definedAt", None)
         self.itemRepr = itemRepr
-        self.traceback = traceback
-        super().__init__(
-            f"Stage '{stageName}' failed on item {itemRepr}: {type(cause).__name__}: {cause}"
-        )
+        self.traceback = _causeTraceback(cause) if traceback is None else traceback
+        self.hint = hintFor(cause) if hint is None else hint
+        stage = describeStage(self.stageName, self.definedAt)
+        advice = f"; {self.hint}" if self.hint else ""
+        super().__init__(f"{stage} failed on item {itemRepr}: {type(cause).__name__}: {cause}{advice}")
         self.__cause__ = cause
 
+    def withCause(self, cause: BaseException) -> "UserFunctionError":
+        """Return this error with another cause (one that pickles, say)."""
+        return UserFunctionError(*self._arguments(cause))
+
     def __reduce__(self):
-        return (UserFunctionError, (self.stageName, self.itemRepr, self.__cause__, self.traceback))
+        return (UserFunctionError, self._arguments(self.__cause__))
+
+    def _arguments(self, cause: BaseException) -> tuple:
+        stageName = StageName(self.stageName, self.definedAt)
+        return (stageName, self.itemRepr, cause, self.traceback, self.hint)
+
+
+def _causeTraceback(cause: BaseException) -> str:
+    frames = userTraceback(cause)
+    return frames + "".join(tracebacks.format_exception_only(cause)) if frames else ""
+
+
+def reducedTraceback(error: BaseException) -> str:
+    """Return what a user needs of ``error``'s traceback: for a user function's failure, the
+    frames of the user's code in the worker and the original exception; else the user's frames."""
+    if isinstance(error, UserFunctionError) and error.traceback:
+        return error.traceback
+    return userTraceback(error)

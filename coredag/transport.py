@@ -2,7 +2,6 @@
 
 import base64
 import re
-import traceback
 
 import cloudpickle
 
@@ -23,9 +22,7 @@ class TransportedError(Exception):
 
 def _encode(error: Exception) -> str:
     if isinstance(error, UserFunctionError):
-        cause = error.__cause__
-        detail = "".join(traceback.format_exception(cause)) if cause else ""
-        error = UserFunctionError(error.stageName, error.itemRepr, _picklable(cause), detail)
+        error = error.withCause(_picklable(error.__cause__))
     return base64.b64encode(cloudpickle.dumps(error)).decode("ascii")
 
 
@@ -38,11 +35,15 @@ def _picklable(cause: BaseException | None) -> BaseException | None:
 
 
 def restoreError(text: str) -> Exception | None:
-    """Return the job error a worker transported inside ``text`` (a Spark failure), if any."""
+    """Return the job error a worker transported inside ``text`` (a Spark failure), if any; a
+    user function's failure notes the user's frames in the worker, as Python prints no others."""
     match = _PAYLOAD.search(text)
     if match is None:
         return None
-    return cloudpickle.loads(base64.b64decode(match.group(1)))
+    error = cloudpickle.loads(base64.b64decode(match.group(1)))
+    if isinstance(error, UserFunctionError) and error.traceback:
+        error.add_note(f"Where the user's code raised it, in a Spark worker:\n{error.traceback.rstrip()}")
+    return error
 
 
 def summarizeFailure(text: str) -> str:

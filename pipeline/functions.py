@@ -1,8 +1,11 @@
-"""Functions users pass to stages, and the check that Spark can ship them."""
+"""Functions users pass to stages, and the checks that Spark can ship and call them."""
+
+from collections.abc import Callable
 
 import cloudpickle
 
-from coredag.aggregate_operation import identity
+from coredag.aggregate_operation import AggregateOperation, identity
+from coredag.errors import SourceLocation, shorten
 
 from pipeline.errors import PipelineError
 
@@ -12,14 +15,41 @@ def wholeItem():
     return identity
 
 
+def checkFunction(fn: Callable, stageName: str, parameter: str) -> None:
+    """Raise if ``fn`` is not a function Spark can ship, naming the stage, the parameter and
+    the line of the user's call."""
+    if not callable(fn):
+        raise PipelineError(
+            f"Stage '{stageName}': {_given(parameter)} must be a function, got "
+            f"{type(fn).__name__} {shorten(fn)}"
+        )
+    checkPicklable(fn, stageName, parameter)
+
+
+def checkAggregateOperation(aggrOp: AggregateOperation, stageName: str) -> None:
+    """Raise if ``aggrOp`` is not an AggregateOperation Spark can ship."""
+    if not isinstance(aggrOp, AggregateOperation):
+        raise PipelineError(
+            f"Stage '{stageName}': {_given('aggrOp')} must be an AggregateOperation (see "
+            f"AggregateOperations), got {type(aggrOp).__name__} {shorten(aggrOp)}"
+        )
+    checkPicklable(aggrOp, stageName, "aggrOp")
+
+
 def checkPicklable(value: object, stageName: str, parameter: str) -> None:
-    """Raise if ``value`` cannot be pickled, naming the stage and the parameter."""
+    """Raise if ``value`` cannot be pickled, naming the stage, the parameter and the line of
+    the user's call."""
     try:
         cloudpickle.dumps(value)
     except Exception as cause:
         raise PipelineError(
-            f"Stage '{stageName}': the {parameter} cannot be pickled, so Spark cannot send it "
+            f"Stage '{stageName}': {_given(parameter)} cannot be pickled, so Spark cannot send it "
             f"to its workers ({type(cause).__name__}: {cause}). Do not capture open files, "
             "locks, connections or other process-bound objects in it; create them inside "
             "the function instead"
         ) from cause
+
+
+def _given(parameter: str) -> str:
+    here = SourceLocation.ofUserCall()
+    return f"the {parameter}" if here is None else f"the {parameter} given at {here}"

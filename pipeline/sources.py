@@ -5,6 +5,7 @@ from collections.abc import Iterable
 
 import attrs
 
+from coredag.errors import SourceLocation
 from pipeline.errors import PipelineError
 from pipeline.functions import checkPicklable
 
@@ -63,7 +64,8 @@ class Sources:
         """Emit the rows of a Spark DataFrame as dicts, read partition by partition on the workers."""
         if not hasattr(type(dataFrame), "rdd"):
             raise PipelineError(
-                f"Sources.dataframe: expected a Spark DataFrame, got {type(dataFrame).__name__}"
+                f"Sources.dataframe (called at {SourceLocation.ofUserCall()}): expected a Spark "
+                f"DataFrame, got {type(dataFrame).__name__}"
             )
         return DataFrameSource("dataframeSource", dataFrame)
 

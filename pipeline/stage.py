@@ -6,7 +6,7 @@ import attrs
 
 from coredag.aggregate_operation import AggregateOperation
 from pipeline.errors import PipelineError
-from pipeline.functions import checkPicklable, wholeItem
+from pipeline.functions import checkAggregateOperation, checkFunction, checkPicklable, wholeItem
 from pipeline.pipeline import Pipeline
 from pipeline.sinks import Sink
 from coredag.coaggregation import TaggedKey, coAggregateOperation
@@ -45,10 +45,14 @@ class Stage:
         """Return the stage's name."""
         return self.pipeline.transformAt(self.index).name
 
+    def describe(self) -> str:
+        """Return how errors name the stage: ``Stage 'map' (defined at wordcount.py:12)``."""
+        return self.pipeline.transformAt(self.index).describe()
+
     def setName(self, name: str):
         """Name the stage (vertex names and errors use it); return this stage."""
         if not name:
-            raise PipelineError(f"Stage '{self.name()}': setName needs a non-empty name")
+            raise PipelineError(f"{self.describe()}: setName needs a non-empty name")
         self.pipeline.update(self.index, lambda t: attrs.evolve(t, name=name))
         return self
 
@@ -56,7 +60,7 @@ class Stage:
         """Set how many processors run the stage (-1: the default); return this stage."""
         if localParallelism != LOCAL_PARALLELISM_USE_DEFAULT and localParallelism <= 0:
             raise PipelineError(
-                f"Stage '{self.name()}': Parallelism must be either -1 or a positive number, "
+                f"{self.describe()}: Parallelism must be either -1 or a positive number, "
                 f"got {localParallelism}"
             )
         self.pipeline.update(
@@ -75,7 +79,7 @@ class BatchStage(Stage):
         """Spread this stage's items over the cluster before the next stage: round-robin,
         or partitioned by ``keyFn``; the next stage is not fused with this one."""
         if keyFn is not None:
-            checkPicklable(keyFn, self.name(), "keyFn")
+            checkFunction(keyFn, self.name(), "keyFn")
         return attrs.evolve(self, rebalancing=Rebalancing(keyFn))
 
     def peek(self, shouldLogFn: Callable | None = None, toStringFn: Callable | None = None) -> "BatchStage":
@@ -83,7 +87,7 @@ class BatchStage(Stage):
         renders them) on the worker, at INFO; adds no vertex. Return this stage."""
         if self.rebalancing is not None:
             raise PipelineError(
-                f"Stage '{self.name()}': peek() right after rebalance() is not supported; "
+                f"{self.describe()}: peek() right after rebalance() is not supported; "
                 "call peek() before rebalance()"
             )
         checkPicklable((shouldLogFn, toStringFn), self.name(), "shouldLogFn and toStringFn")
@@ -104,12 +108,14 @@ class BatchStage(Stage):
 
     def groupingKey(self, keyFn: Callable) -> "BatchStageWithKey":
         """Return a view of this stage whose aggregations work per ``keyFn(item)``."""
-        checkPicklable(keyFn, self.name(), "keyFn")
+        checkFunction(keyFn, self.name(), "keyFn")
         return BatchStageWithKey(self.pipeline, self.index, keyFn, self.rebalancing)
 
     def aggregate(self, aggrOp: AggregateOperation) -> "BatchStage":
         """Aggregate all items into one result."""
-        return self._attach(AggregateTransform("aggregate", aggrOp), aggrOp, "aggrOp")
+        transform = AggregateTransform("aggregate", aggrOp)
+        checkAggregateOperation(aggrOp, transform.name)
+        return BatchStage(self.pipeline, self.attachDownstream(transform))
 
     def aggregate2(
         self, aggrOp0: AggregateOperation, stage1: "BatchStage", aggrOp1: AggregateOperation
@@ -130,8 +136,9 @@ class BatchStage(Stage):
 
     def _coAggregate(self, stages, operations, resultsByTag: bool) -> "BatchStage":
         name = f"{len(stages)}-way co-aggregate"
+        for aggrOp in operations:
+            checkAggregateOperation(aggrOp, name)
         op = coAggregateOperation(tuple(operations), resultsByTag)
-        checkPicklable(op, name, "aggrOp")
         return BatchStage(self.pipeline, attachFedBy(AggregateTransform(name, op), tuple(stages)))
 
     def writeTo(self, sink: Sink) -> "SinkStage":
@@ -149,7 +156,9 @@ class BatchStage(Stage):
     def sort(self, key: Callable | None = None, reverse: bool = False) -> "BatchStage":
         """Emit all items in one total order: by ``key(item)``, or the items' own order."""
         transform = SortTransform("sort", key, reverse)
-        return self._attach(transform, key, "key")
+        if key is not None:
+            checkFunction(key, transform.name, "key")
+        return BatchStage(self.pipeline, self.attachDownstream(transform))
 
     def hashJoin(self, other: "BatchStage", clause: JoinClause, mapFn: Callable) -> "BatchStage":
         """Emit ``mapFn(item, match)`` for every match in ``other`` (``None`` if none)."""
@@ -201,8 +210,8 @@ class BatchStage(Stage):
         """Add ``transform`` fed by this stage (rebalanced if asked); return its index."""
         return attachFedBy(transform, (self,))
 
-    def _attach(self, transform: Transform, fn: object, parameter: str) -> "BatchStage":
-        checkPicklable(fn, transform.name, parameter)
+    def _attach(self, transform: Transform, fn: Callable, parameter: str) -> "BatchStage":
+        checkFunction(fn, transform.name, parameter)
         return BatchStage(self.pipeline, self.attachDownstream(transform))
 
     def _usingService(self, kind: str, serviceFactory: ServiceFactory, fn: Callable) -> "BatchStage":
@@ -220,12 +229,12 @@ class BatchStage(Stage):
 def attachFedBy(transform: Transform, stages: tuple["BatchStage", ...]) -> int:
     """Add ``transform`` fed by ``stages`` (at ordinals 0, 1, ...); return its index."""
     if not stages:
-        raise PipelineError(f"Stage '{transform.name}' needs at least one stage to take items from")
+        raise PipelineError(f"{transform.describe()} needs at least one stage to take items from")
     pipeline = stages[0].pipeline
     foreign = [stage.name() for stage in stages if stage.pipeline is not pipeline]
     if foreign:
         raise PipelineError(
-            f"Stage '{transform.name}': the stages {foreign} belong to another pipeline"
+            f"{transform.describe()}: the stages {foreign} belong to another pipeline"
         )
     if any(stage.rebalancing is not None for stage in stages):
         transform = attrs.evolve(transform, inputRebalancing=tuple(s.rebalancing for s in stages))
@@ -280,7 +289,7 @@ class BatchStageWithKey:
     def aggregate(self, aggrOp: AggregateOperation) -> BatchStage:
         """Aggregate the items of each key; emit ``(key, result)`` tuples."""
         transform = GroupTransform("group-and-aggregate", self.keyFn, aggrOp)
-        checkPicklable(aggrOp, transform.name, "aggrOp")
+        checkAggregateOperation(aggrOp, transform.name)
         return self._attach(transform)
 
     def aggregate2(
@@ -302,10 +311,11 @@ class BatchStageWithKey:
 
     def _coAggregate(self, stages, operations, resultsByTag: bool) -> BatchStage:
         name = f"{len(stages)}-way cogroup-and-aggregate"
+        for aggrOp in operations:
+            checkAggregateOperation(aggrOp, name)
         op = coAggregateOperation(tuple(operations), resultsByTag)
         keyFns = tuple(stage.keyFn for stage in stages)
         transform = GroupTransform(name, TaggedKey(keyFns), op, keyFns)
-        checkPicklable(op, name, "aggrOp")
         upstream = tuple(BatchStage(s.pipeline, s.index, s.rebalancing) for s in stages)
         return BatchStage(self.pipeline, attachFedBy(transform, upstream))
 
@@ -323,12 +333,12 @@ class BatchStageWithKey:
     def rollingAggregate(self, aggrOp: AggregateOperation) -> BatchStage:
         """Emit, for each item, ``(key, result so far)`` of its key's aggregation."""
         transform = RollingAggregateTransform("rolling-aggregate", self.keyFn, aggrOp)
-        checkPicklable(aggrOp, transform.name, "aggrOp")
+        checkAggregateOperation(aggrOp, transform.name)
         return self._attach(transform)
 
     def customTransform(self, name: str, processorSupplier: Callable) -> BatchStage:
         """Run your own processors, each key's items all reaching the same processor."""
-        checkPicklable(processorSupplier, name, "processorSupplier")
+        checkFunction(processorSupplier, name, "processorSupplier")
         return self._attach(CustomTransform(name, processorSupplier, self.keyFn))
 
     def _attach(self, transform: Transform) -> BatchStage:

@@ -5,6 +5,7 @@ from collections.abc import Callable
 import attrs
 
 from coredag.aggregate_operation import AggregateOperation
+from coredag.errors import SourceLocation, describeStage
 from pipeline.sinks import Sink
 from pipeline.sources import BatchSource
 
@@ -28,13 +29,21 @@ class Peek:
 
 @attrs.frozen
 class Transform:
-    """A stage of the pipeline: its name, local parallelism, how each input is routed, and
-    whether its output is peeked at."""
+    """A stage of the pipeline: its name, local parallelism, how each input is routed, whether
+    its output is peeked at, and the line of the user's code that defined it (which errors
+    name, and which equality ignores)."""
 
     name: str
     localParallelism: int = attrs.field(default=LOCAL_PARALLELISM_USE_DEFAULT, kw_only=True)
     inputRebalancing: tuple[Rebalancing | None, ...] = attrs.field(default=(), kw_only=True)
     peek: Peek | None = attrs.field(default=None, kw_only=True)
+    definedAt: SourceLocation | None = attrs.field(
+        factory=SourceLocation.ofUserCall, kw_only=True, eq=False, repr=str
+    )
+
+    def describe(self) -> str:
+        """Return how errors name the stage: ``Stage 'flat-map' (defined at wordcount.py:12)``."""
+        return describeStage(self.name, self.definedAt)
 
     def rebalancing(self, ordinal: int) -> Rebalancing | None:
         """Return how input ``ordinal`` is rebalanced, None if it is not."""

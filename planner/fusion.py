@@ -47,6 +47,7 @@ def fusedTransform(stages: list[Transform]) -> FusedTransform:
         tuple(stages),
         localParallelism=first.localParallelism,
         inputRebalancing=first.inputRebalancing,
+        definedAt=first.definedAt,
     )
 
 

@@ -16,7 +16,7 @@ from coredag.aggregation import (
 from coredag.coaggregation import TaggedInputP
 from coredag.dag import DAG
 from coredag.standard import StandardProcessorSupplier
-from coredag.errors import DagError
+from coredag.errors import DagError, StageName
 from coredag.peeking import ItemLogger, peeking
 from coredag.dot import PREPARE_SUFFIX
 from coredag.edge import Edge
@@ -59,22 +59,30 @@ _entryKey = operator.itemgetter(0)
 
 
 class DagBuilder:
-    """The vertices and edges lowered so far, the vertex each stage emits from, and the
-    next free outbound ordinal of each vertex."""
+    """The vertices and edges lowered so far, the stage being lowered (``current``) and the
+    stage that made each vertex, the vertex each stage emits from, and the next free outbound
+    ordinal of each vertex."""
 
     def __init__(self, graph: PipelineGraph) -> None:
         self.graph = graph
+        self.current: Transform | None = None
         self._vertices: dict[str, Vertex] = {}
+        self._madeBy: dict[str, Transform] = {}
         self._edges: list[Edge] = []
         self._exits: dict[int, Vertex] = {}
         self._nextOrdinal: dict[str, int] = {}
 
     def addVertex(self, name: str, supplier, localParallelism: int) -> Vertex:
-        """Add a vertex and return it."""
+        """Add a vertex of the stage being lowered and return it."""
         vertex = Vertex(name, supplier, localParallelism)
         if name in self._vertices:
-            raise DagError(f"Vertex {name} is already defined.")
+            raise DagError(
+                f"Vertex {name} is already defined. {self.current.describe()} and "
+                f"{self._madeBy[name].describe()} both need a vertex named '{name}'; "
+                "rename one of them with setName()"
+            )
         self._vertices[name] = vertex
+        self._madeBy[name] = self.current
         return vertex
 
     def setExit(self, index: int, vertex: Vertex) -> None:
@@ -133,8 +141,14 @@ def lowerToDag(graph: PipelineGraph) -> DAG:
     """Lower every stage, in creation order, into one Core DAG."""
     builder = DagBuilder(graph)
     for index, transform in enumerate(graph.transforms):
+        builder.current = transform
         _LOWERINGS[type(transform)](builder, index, transform)
     return builder.build()
+
+
+def stageName(transform: Transform) -> StageName:
+    """Return the name a stage's processors report in errors, knowing where it was defined."""
+    return StageName(transform.name, transform.definedAt)
 
 
 def lowerSource(builder: DagBuilder, index: int, transform: SourceTransform) -> None:
@@ -145,15 +159,16 @@ def lowerSource(builder: DagBuilder, index: int, transform: SourceTransform) -> 
 
 def statelessSteps(transform: Transform) -> tuple[StatelessStep, ...]:
     """Return the steps that run one map, filter or flat-map stage, and its peek if any."""
+    label = stageName(transform)
     if isinstance(transform, MapTransform):
-        step = StatelessStep(StepKind.MAP, transform.mapFn, transform.name)
+        step = StatelessStep(StepKind.MAP, transform.mapFn, label)
     elif isinstance(transform, FilterTransform):
-        step = StatelessStep(StepKind.FILTER, transform.filterFn, transform.name)
+        step = StatelessStep(StepKind.FILTER, transform.filterFn, label)
     else:
-        step = StatelessStep(StepKind.FLAT_MAP, transform.flatMapFn, transform.name)
+        step = StatelessStep(StepKind.FLAT_MAP, transform.flatMapFn, label)
     if transform.peek is None:
         return (step,)
-    return step, StatelessStep(StepKind.PEEK, itemLogger(transform.name, transform.peek), transform.name)
+    return step, StatelessStep(StepKind.PEEK, itemLogger(transform.name, transform.peek), label)
 
 
 def lowerStateless(builder: DagBuilder, index: int, transform: Transform) -> None:
@@ -169,17 +184,17 @@ def lowerGroup(builder: DagBuilder, index: int, transform: GroupTransform) -> No
     """``group-and-aggregate-prepare`` -(distributed partitioned)-> ``group-and-aggregate``;
     one distributed partitioned stage when the operation has no combine or after rebalance().
     Co-grouping takes each input partitioned by its own key."""
-    name, op, keyFn = transform.name, transform.aggrOp, transform.keyFn
+    name, label, op, keyFn = transform.name, stageName(transform), transform.aggrOp, transform.keyFn
     parallelism, inputs = transform.localParallelism, len(builder.graph.upstream[index])
     inputKey = (lambda e: transform.inputKeyFns[e.destOrdinal]) if transform.inputKeyFns else (lambda e: keyFn)
     if op.combineFn is None or any(map(transform.rebalancing, range(inputs))):
-        vertex = builder.addVertex(name, multiInput(AggregateByKeyP(keyFn, op, name), inputs), parallelism)
+        vertex = builder.addVertex(name, multiInput(AggregateByKeyP(keyFn, op, label), inputs), parallelism)
         builder.addEdges(index, vertex, lambda e: e.distributed().partitioned(inputKey(e)))
     else:
         prepare = builder.addVertex(
-            name + PREPARE_SUFFIX, multiInput(AccumulateByKeyP(keyFn, op, name), inputs), parallelism
+            name + PREPARE_SUFFIX, multiInput(AccumulateByKeyP(keyFn, op, label), inputs), parallelism
         )
-        vertex = builder.addVertex(name, CombineByKeyP(op, name), parallelism)
+        vertex = builder.addVertex(name, CombineByKeyP(op, label), parallelism)
         builder.addEdges(index, prepare, lambda e: e.partitioned(inputKey(e)))
         builder.addEdge(Edge.between(prepare, vertex).distributed().partitioned(_entryKey))
     builder.setExit(index, vertex)
@@ -188,15 +203,16 @@ def lowerGroup(builder: DagBuilder, index: int, transform: GroupTransform) -> No
 def lowerAggregate(builder: DagBuilder, index: int, transform: AggregateTransform) -> None:
     """``aggregate-prepare`` -(distributed all-to-one)-> ``aggregate`` (parallelism 1);
     one all-to-one stage when the operation has no combine."""
-    name, op, inputs = transform.name, transform.aggrOp, len(builder.graph.upstream[index])
+    name, label, op = transform.name, stageName(transform), transform.aggrOp
+    inputs = len(builder.graph.upstream[index])
     if op.combineFn is None:
-        vertex = builder.addVertex(name, multiInput(AggregateP(op, name), inputs), 1)
+        vertex = builder.addVertex(name, multiInput(AggregateP(op, label), inputs), 1)
         builder.addEdges(index, vertex, lambda e: e.distributed().allToOne(name))
     else:
         prepare = builder.addVertex(
-            name + PREPARE_SUFFIX, multiInput(AccumulateP(op, name), inputs), transform.localParallelism
+            name + PREPARE_SUFFIX, multiInput(AccumulateP(op, label), inputs), transform.localParallelism
         )
-        vertex = builder.addVertex(name, CombineP(op, name), 1)
+        vertex = builder.addVertex(name, CombineP(op, label), 1)
         builder.addEdges(index, prepare)
         builder.addEdge(Edge.between(prepare, vertex).distributed().allToOne(name))
     builder.setExit(index, vertex)
@@ -244,8 +260,9 @@ def lowerMerge(builder: DagBuilder, index: int, transform: MergeTransform) -> No
 def lowerDistinct(builder: DagBuilder, index: int, transform: DistinctTransform) -> None:
     """``distinct-prepare`` (local partitioned in) -(distributed partitioned)-> ``distinct``."""
     name, keyFn, parallelism = transform.name, transform.keyFn, transform.localParallelism
-    prepare = builder.addVertex(name + PREPARE_SUFFIX, DistinctP(keyFn, name, isPrepare=True), parallelism)
-    vertex = builder.addVertex(name, DistinctP(keyFn, name), parallelism)
+    label = stageName(transform)
+    prepare = builder.addVertex(name + PREPARE_SUFFIX, DistinctP(keyFn, label, isPrepare=True), parallelism)
+    vertex = builder.addVertex(name, DistinctP(keyFn, label), parallelism)
     builder.addEdges(index, prepare, lambda e: e.partitioned(keyFn))
     builder.addEdge(Edge.between(prepare, vertex).distributed().partitioned(keyFn))
     builder.setExit(index, vertex)
@@ -254,7 +271,7 @@ def lowerDistinct(builder: DagBuilder, index: int, transform: DistinctTransform)
 def lowerSort(builder: DagBuilder, index: int, transform: SortTransform) -> None:
     """``sort`` (each partition) -(distributed all-to-one, ordered)-> ``sort-collect`` (1)."""
     name, keyFn, reverse = transform.name, transform.keyFn, transform.reverse
-    sort = builder.addVertex(name, SortP(keyFn, reverse, name), transform.localParallelism)
+    sort = builder.addVertex(name, SortP(keyFn, reverse, stageName(transform)), transform.localParallelism)
     collect = builder.addVertex(name + COLLECT_SUFFIX, IdentityP(), 1)
     builder.addEdges(index, sort)
     builder.addEdge(Edge.between(sort, collect).distributed().allToOne(name).ordered(keyFn, reverse))
@@ -264,17 +281,17 @@ def lowerSort(builder: DagBuilder, index: int, transform: SortTransform) -> None
 def lowerHashJoin(builder: DagBuilder, index: int, transform: HashJoinTransform) -> None:
     """Each joined stage -(distributed broadcast)-> ``<name>-collector<i>`` (parallelism 1)
     -(broadcast, priority -1)-> ``<name>-joiner``, which gets the primary stage at ordinal 0."""
-    name, clauses = transform.name, transform.clauses
+    name, label, clauses = transform.name, stageName(transform), transform.clauses
     joiner = builder.addVertex(
         f"{name}-joiner",
-        HashJoinP(tuple(c.leftKeyFn for c in clauses), transform.mapFn, transform.inner, transform.matchesByTag, name),
+        HashJoinP(tuple(c.leftKeyFn for c in clauses), transform.mapFn, transform.inner, transform.matchesByTag, label),
         transform.localParallelism,
     )
     primary, *sides = builder.graph.upstream[index]
     builder.addEdge(rebalanced(builder.edgeFrom(primary).to(joiner, 0), transform))
     for ordinal, (side, clause) in enumerate(zip(sides, clauses), start=1):
         collector = builder.addVertex(
-            f"{name}-collector{ordinal}", HashJoinCollectP(clause.rightKeyFn, clause.rightProjectFn, name), 1
+            f"{name}-collector{ordinal}", HashJoinCollectP(clause.rightKeyFn, clause.rightProjectFn, label), 1
         )
         builder.addEdge(builder.edgeFrom(side).to(collector).distributed().broadcast())
         builder.addEdge(Edge.from_(collector).to(joiner, ordinal).broadcast().priority(-1))
@@ -291,7 +308,7 @@ def lowerCustom(builder: DagBuilder, index: int, transform: CustomTransform) -> 
 
 def lowerService(builder: DagBuilder, index: int, transform: ServiceTransform) -> None:
     """A map, filter or flat-map using a service is one vertex (not fused)."""
-    supplier = ServiceP(transform.kind, transform.serviceFactory, transform.fn, transform.name)
+    supplier = ServiceP(transform.kind, transform.serviceFactory, transform.fn, stageName(transform))
     vertex = builder.addVertex(transform.name, supplier, transform.localParallelism)
     builder.addEdges(index, vertex)
     builder.setExit(index, vertex)
@@ -300,9 +317,9 @@ def lowerService(builder: DagBuilder, index: int, transform: ServiceTransform) -
 def lowerKeyedStep(builder: DagBuilder, index: int, transform: Transform) -> None:
     """``mapStateful`` and ``rollingAggregate``: one vertex behind a distributed partitioned edge."""
     if isinstance(transform, MapStatefulTransform):
-        supplier = MapStatefulP(transform.keyFn, transform.createFn, transform.mapFn, transform.name)
+        supplier = MapStatefulP(transform.keyFn, transform.createFn, transform.mapFn, stageName(transform))
     else:
-        supplier = RollingAggregateP(transform.keyFn, transform.aggrOp, transform.name)
+        supplier = RollingAggregateP(transform.keyFn, transform.aggrOp, stageName(transform))
     vertex = builder.addVertex(transform.name, supplier, transform.localParallelism)
     builder.addEdges(index, vertex, lambda e: e.distributed().partitioned(transform.keyFn))
     builder.setExit(index, vertex)

@@ -66,7 +66,8 @@ def test_a_duplicate_key_in_toMap_fails_the_job_naming_the_stage_and_the_key(jet
     stage = p.readFrom(Sources.items(ITEMS)).aggregate(ops.toMap(first, second))
     stage.setName("by-key").writeTo(Sinks.list("map"))
     message = (
-        r"^Stage 'by-key' failed on item .*: DuplicateKeyError: "
+        r"^Stage 'by-key' \(defined at test_aggregate_operations_on_spark\.py:\d+\) failed on item .*: "
+        r"DuplicateKeyError: "
         r"toMap: duplicate key \d with the values \d+ and \d+; expected each key once"
     )
     with pytest.raises(UserFunctionError, match=message):

@@ -710,7 +710,8 @@ def closingOverLock():
 
 def unpicklableMessage(stage: str, parameter: str) -> str:
     return (
-        rf"^Stage '{stage}': the {parameter} cannot be pickled, so Spark cannot send it to its "
+        rf"^Stage '{stage}': the {parameter} given at test_batch_stages_plan\.py:\d+ cannot be pickled, "
+        r"so Spark cannot send it to its "
         r"workers \(TypeError: cannot pickle '_thread.lock' object\)"
     )
 

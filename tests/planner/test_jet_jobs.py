@@ -1,6 +1,7 @@
 """Jobs on Spark: aggregations, dropped items, and errors that name what and where."""
 
 import os
+import re
 
 import attrs
 import pytest
@@ -88,8 +89,10 @@ def test_failing_function_names_the_original_stage_inside_a_fused_vertex(jet):
     )
     with pytest.raises(UserFunctionError) as failure:
         jet.newJob(p).join()
-    assert str(failure.value) == (
-        "Stage 'drop-short-words' failed on item 'not': ZeroDivisionError: division by zero"
+    assert re.fullmatch(
+        r"Stage 'drop-short-words' \(defined at test_jet_jobs\.py:\d+\) failed on item 'not': "
+        r"ZeroDivisionError: division by zero",
+        str(failure.value),
     )
     assert isinstance(failure.value.__cause__, ZeroDivisionError)
     assert "ZeroDivisionError" in failure.value.traceback
@@ -108,7 +111,8 @@ def test_failing_key_function_names_the_aggregation(jet):
     p = Pipeline.create()
     stage = p.readFrom(Sources.items([{"k": 1}, {}])).groupingKey(lambda d: d["k"])
     stage.aggregate(AggregateOperations.counting()).setName("count-by-k").writeTo(Sinks.list("c"))
-    with pytest.raises(UserFunctionError, match=r"^Stage 'count-by-k' failed on item \{\}: KeyError"):
+    failure = r"^Stage 'count-by-k' \(defined at test_jet_jobs\.py:\d+\) failed on item \{\}: KeyError"
+    with pytest.raises(UserFunctionError, match=failure):
         jet.newJob(p).join()
 
 
@@ -149,5 +153,6 @@ def test_failed_job_leaves_no_output_directory(jet, tmp_path):
 def test_dangling_stage_fails_before_spark(jet):
     p = Pipeline.create()
     p.readFrom(Sources.items([1])).map(str)
-    with pytest.raises(PlanningError, match=r"^These transforms have nothing attached to them: \[map\]$"):
+    dangling = r"^These transforms have nothing attached to them: \[map\] \(defined at test_jet_jobs\.py:\d+\)"
+    with pytest.raises(PlanningError, match=dangling):
         jet.newJob(p)

@@ -1,5 +1,7 @@
 """The leakage check: a stage that feeds nothing (other than a sink) is a planning error."""
 
+import sys
+
 import pytest
 
 from pipeline import Pipeline, Sinks, Sources
@@ -7,15 +9,25 @@ from pipeline.naming import makeNamesUnique
 from planner import PlanningError, plan
 from planner.leakage import rejectDanglingStages
 
+ADVICE = "attach a stage or a sink (writeTo) to each, or remove it"
+
+
+def here() -> int:
+    """Return the line of the caller."""
+    return sys._getframe(1).f_lineno
+
 
 def test_one_dangling_map_is_named_in_the_error():
     p = Pipeline.create()
     source = p.readFrom(Sources.items([1]))
     source.writeTo(Sinks.list("out"))
     source.map(str)
+    line = here() - 1
     with pytest.raises(PlanningError) as raised:
         plan(p)
-    assert str(raised.value) == "These transforms have nothing attached to them: [map]"
+    assert str(raised.value) == (
+        f"These transforms have nothing attached to them: [map] (defined at test_leakage.py:{line}); {ADVICE}"
+    )
 
 
 def test_several_dangling_stages_are_listed_in_creation_order_with_unique_names():
@@ -23,17 +35,24 @@ def test_several_dangling_stages_are_listed_in_creation_order_with_unique_names(
     source = p.readFrom(Sources.items([1]))
     source.map(str)
     source.filter(bool).filter(bool)
+    line = here() - 1
     with pytest.raises(PlanningError) as raised:
         plan(p)
-    assert str(raised.value) == "These transforms have nothing attached to them: [map, filter-2]"
+    assert str(raised.value) == (
+        "These transforms have nothing attached to them: [map, filter-2] "
+        f"(defined at test_leakage.py:{line - 1}, test_leakage.py:{line}); {ADVICE}"
+    )
 
 
 def test_a_source_alone_is_dangling():
     p = Pipeline.create()
     p.readFrom(Sources.items([1]))
+    line = here() - 1
     with pytest.raises(PlanningError) as raised:
         plan(p)
-    assert str(raised.value) == "These transforms have nothing attached to them: [items]"
+    assert str(raised.value) == (
+        f"These transforms have nothing attached to them: [items] (defined at test_leakage.py:{line}); {ADVICE}"
+    )
 
 
 def test_sinks_are_not_dangling_and_the_check_returns_its_input():

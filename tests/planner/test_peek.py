@@ -47,7 +47,8 @@ def test_peek_of_an_aggregation_wraps_the_vertex_emitting_its_result(caplog):
 
 def test_peek_right_after_rebalance_is_an_error():
     p = Pipeline.create()
-    with pytest.raises(PipelineError, match=r"^Stage 'items': peek\(\) right after rebalance\(\) is not supported"):
+    refusal = r"^Stage 'items' \(defined at test_peek\.py:\d+\): peek\(\) right after rebalance\(\) is not supported"
+    with pytest.raises(PipelineError, match=refusal):
         p.readFrom(Sources.items([1])).rebalance().peek()
 
 

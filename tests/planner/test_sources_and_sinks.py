@@ -73,7 +73,9 @@ def test_two_dataframe_sources_get_unique_names():
 def test_dataframe_source_refuses_what_is_not_a_dataframe():
     with pytest.raises(PipelineError) as raised:
         Sources.dataframe([{"word": "a"}])
-    assert str(raised.value) == "Sources.dataframe: expected a Spark DataFrame, got list"
+    message = str(raised.value)
+    assert message.startswith("Sources.dataframe (called at test_sources_and_sinks.py:")
+    assert message.endswith("): expected a Spark DataFrame, got list")
 
 
 PLAN_IN_A_FRESH_INTERPRETER = """
