@@ -16,7 +16,11 @@ EXAMPLES = """examples:
   sparkjet plan tutorials/01_word_count.py --dot plan.dot   write the Core DAG in Jet's DOT
   sparkjet plan tutorials/01_word_count.py --explain        what each vertex runs, and why
   sparkjet run tutorials/01_word_count.py --top 5           run the script's jobs on Spark
-  sparkjet run --master spark://host:7077 job.py            ... on a Spark cluster
+  sparkjet run --svg plan.svg tutorials/01_word_count.py    ... and draw each plan with its figures
+  sparkjet run --html report.html job.py                    ... and write each job's report page
+  sparkjet run --master spark://host:7077 job.py --top 5    ... on a Spark cluster
+(run: sparkjet's options go before SCRIPT; what follows SCRIPT is the script's own arguments;
+several jobs are numbered: report.html, report-2.html, ...)
 """
 
 
@@ -35,11 +39,20 @@ def main(argv: list[str] | None = None) -> int:
     planCommand.add_argument("--dot", metavar="FILE", help="write the Core DAG in Jet's DOT format")
     planCommand.add_argument("--explain", action="store_true", help="print what each vertex runs and why")
     runCommand = commands.add_parser("run", help="run a script's jobs on Spark")
-    runCommand.add_argument("script")
     runCommand.add_argument(
         "--master", metavar="URL", help="the Spark master of every Jet() the script makes without one"
     )
-    args, scriptArgs = parser.parse_known_args(argv)
+    runCommand.add_argument("--svg", metavar="FILE", help="draw each job's plan with its figures as SVG")
+    runCommand.add_argument("--html", metavar="FILE", help="write each job's report page (plan, figures)")
+    runCommand.add_argument("script")
+    runCommand.add_argument("scriptArgs", nargs=argparse.REMAINDER, help="the script's own arguments")
+    args, unknown = parser.parse_known_args(argv)
+    if args.command == "run" and unknown:
+        runCommand.error(
+            f"unrecognized arguments: {' '.join(unknown)} (sparkjet's options go before SCRIPT, "
+            "the script's own after it)"
+        )
+    scriptArgs = args.scriptArgs if args.command == "run" else unknown
     if not os.path.isfile(args.script):
         print(f"sparkjet: no script at '{args.script}'", file=sys.stderr)
         return 2
@@ -48,8 +61,7 @@ def main(argv: list[str] | None = None) -> int:
             return planScript(args.script, scriptArgs, args.svg, args.dot, args.explain)
         if args.master:
             os.environ[MASTER_VARIABLE] = args.master
-        runScript(args.script, scriptArgs)
-        return 0
+        return runAndReport(args.script, scriptArgs, args.svg, args.html)
     except Exception as error:
         print(f"sparkjet: {type(error).__name__}: {error}", file=sys.stderr)
         print(reducedTraceback(error), end="", file=sys.stderr)
@@ -64,6 +76,26 @@ def runScript(script: str, scriptArgs: list[str]) -> None:
         runpy.run_path(script, run_name="__main__")
     finally:
         sys.argv = savedArgv
+
+
+def runAndReport(script: str, scriptArgs: list[str], svg: str | None, html: str | None) -> int:
+    """Run ``script``'s jobs, their progress shown on a terminal; then draw each job's plan with
+    its figures into ``svg`` and write its report into ``html``, when asked."""
+    from planner.progress import showingProgress  # imports pyspark, which planning never needs
+
+    with watchingJobs(runs=True) as jobs, showingProgress(jobs):
+        runScript(script, scriptArgs)
+    if (svg or html) and not jobs:
+        print(f"sparkjet: {script} submitted no job", file=sys.stderr)
+        return 1
+    for number, job in enumerate(jobs, start=1):
+        if svg:
+            written, note = job.renderSvg(_numbered(svg, number))
+            print(note or f"drew the plan of {job.name} with its figures in {written}")
+        if html:
+            written = job.renderHtml(_numbered(html, number))
+            print(f"wrote the report of {job.name} to {written}")
+    return 0
 
 
 def planScript(

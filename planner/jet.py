@@ -73,6 +73,13 @@ class Job:
 
         return writePlanSvg(self.work, path, self.metrics())
 
+    def renderHtml(self, path: str) -> str:
+        """Wait until the job completes; write its report page (the plan with its figures, the
+        tables of figures, the explanation) into ``path``; return the path."""
+        from planner.report import writeReport
+
+        return writeReport(self.work, path, self.metrics())
+
 
 class Jet:
     """Runs jobs on Spark: an embedded local session by default, or a given one or master."""

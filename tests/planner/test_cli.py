@@ -1,8 +1,14 @@
-"""The sparkjet command: plan a script without running it, and report failures in one line."""
+"""The sparkjet command: plan a script without running it, run it with drawings, reports and
+progress, and report failures in one line."""
+
+import sys
 
 import pytest
 
 from planner.cli import main
+from planner.progress import CLEAR_LINE
+from tests.planner.test_progress import FakeTerminal, shownLines
+from tests.planner.test_report import Page
 
 SCRIPT = """
 import re
@@ -58,7 +64,7 @@ def test_missing_script_exits_with_a_reason(tmp_path, capsys):
     assert "no script at" in capsys.readouterr().err
 
 
-def test_failing_script_exits_non_zero_with_one_line(tmp_path, capsys):
+def test_failing_script_exits_non_zero_with_one_line_and_the_scripts_frames(tmp_path, capsys):
     path = tmp_path / "bad.py"
     path.write_text(
         "from pipeline import Pipeline, Sources\n"
@@ -68,8 +74,12 @@ def test_failing_script_exits_non_zero_with_one_line(tmp_path, capsys):
         "Jet().newJob(p)\n"
     )
     assert main(["plan", str(path)]) == 1
-    err = capsys.readouterr().err.strip()
-    assert err == "sparkjet: PlanningError: These transforms have nothing attached to them: [map]"
+    reason, *frames = capsys.readouterr().err.splitlines()
+    assert reason == (
+        "sparkjet: PlanningError: These transforms have nothing attached to them: [map] "
+        "(defined at bad.py:4); attach a stage or a sink (writeTo) to each, or remove it"
+    )
+    assert frames == [f'  File "{path}", line 5, in <module>', "    Jet().newJob(p)"]
 
 
 def test_run_passes_the_master_to_every_jet_the_script_makes(tmp_path, monkeypatch):
@@ -83,3 +93,86 @@ def test_run_passes_the_master_to_every_jet_the_script_makes(tmp_path, monkeypat
     )
     assert main(["run", "--master", "local[3]", str(script)]) == 0
     assert seen.read_text() == "local[3]"
+
+
+RUN_SCRIPT = """
+from pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
+from planner import Jet
+
+jet = Jet()
+for lines in (["a b", "b c"], ["d", "d", "d"]):
+    p = Pipeline.create()
+    (p.readFrom(Sources.items(lines))
+      .flatMap(lambda line: line.split())
+      .groupingKey(wholeItem())
+      .aggregate(AggregateOperations.counting())
+      .writeTo(Sinks.list("counts")))
+    jet.newJob(p).join()
+jet.shutdown()
+"""
+
+
+@pytest.mark.spark
+def test_run_draws_and_reports_each_job_in_numbered_files(spark, tmp_path, capsys):
+    script = tmp_path / "two_jobs.py"
+    script.write_text(RUN_SCRIPT)
+    svg, html = tmp_path / "plan.svg", tmp_path / "report.html"
+    assert main(["run", "--svg", str(svg), "--html", str(html), str(script)]) == 0
+    for drawing in (svg, tmp_path / "plan-2.svg"):
+        assert 'class="node vertex"' in drawing.read_text() and " s busy" in drawing.read_text()
+    reports = [Page(path.read_text()) for path in (html, tmp_path / "report-2.html")]
+    sinks = [report.rows("vertex")[-1] for report in reports]
+    assert [(sink["name"], sink["items-in"]) for sink in sinks] == [
+        ("listSink(counts)", "3"), ("listSink(counts)", "1")
+    ]
+    out = capsys.readouterr().out
+    assert out.count("drew the plan of job-") == 2 and out.count("wrote the report of job-") == 2
+
+
+def test_run_gives_the_script_everything_after_it(tmp_path):
+    seen = tmp_path / "argv.txt"
+    script = tmp_path / "echo_args.py"
+    script.write_text(f"import sys\nopen({str(seen)!r}, 'w').write(repr(sys.argv[1:]))\n")
+    assert main(["run", str(script), "--svg", str(tmp_path / "theirs.svg"), "--master", "x"]) == 0
+    assert seen.read_text() == repr(["--svg", str(tmp_path / "theirs.svg"), "--master", "x"])
+    assert not (tmp_path / "theirs.svg").exists()
+
+
+def test_run_refuses_an_unknown_option_before_the_script(tmp_path, capsys):
+    script = tmp_path / "job.py"
+    script.write_text("")
+    with pytest.raises(SystemExit) as exit:
+        main(["run", "--top", "5", str(script)])
+    assert exit.value.code == 2
+    assert "sparkjet's options go before SCRIPT, the script's own after it" in capsys.readouterr().err
+
+
+def test_run_asked_for_a_report_of_a_script_without_jobs_says_so(tmp_path, capsys):
+    script = tmp_path / "idle.py"
+    script.write_text("print('no job')\n")
+    assert main(["run", "--html", str(tmp_path / "report.html"), str(script)]) == 1
+    assert capsys.readouterr().err == f"sparkjet: {script} submitted no job\n"
+
+
+def test_help_shows_how_to_draw_and_report_a_run(capsys):
+    with pytest.raises(SystemExit) as exit:
+        main(["--help"])
+    assert exit.value.code == 0
+    out = capsys.readouterr().out
+    assert "sparkjet run --svg plan.svg tutorials/01_word_count.py" in out
+    assert "sparkjet run --html report.html job.py" in out
+
+
+@pytest.mark.spark
+def test_run_shows_progress_on_a_terminal_and_erases_it(spark, tmp_path, monkeypatch):
+    script = tmp_path / "slow.py"
+    script.write_text(
+        "from planner import Jet\n"
+        "from tests.planner.test_progress import slowPipeline\n"
+        "Jet().newJob(slowPipeline(), name='slow-run').join()\n"
+    )
+    terminal = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["run", str(script)]) == 0
+    assert any(text.startswith("slow-run: stage ") for text in shownLines(terminal))
+    assert terminal.getvalue().endswith(CLEAR_LINE)
