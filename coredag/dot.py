@@ -7,7 +7,7 @@ import graphviz
 
 from coredag.dag import DAG
 from coredag.edge import Edge, RoutingPolicy
-from coredag.metrics import EdgeMetrics, JobMetrics, VertexMetrics
+from coredag.metrics import EdgeMetrics, JobMetrics, VertexMetrics, counted
 from coredag.vertex import LOCAL_PARALLELISM_USE_DEFAULT, Vertex
 
 PREPARE_SUFFIX = "-prepare"
@@ -160,7 +160,7 @@ def edgeLines(edge: Edge, figures: EdgeMetrics | None) -> list[str]:
     it shuffled."""
     if figures is None:
         return [edgeCaption(edge)]
-    lines = [edgeCaption(edge), f"{figures.items:,} items"]
+    lines = [edgeCaption(edge), counted(figures.items, "item")]
     if figures.shuffleBytes is not None:
         lines.append(f"{figures.shuffleBytes:,} bytes shuffled")
     return lines

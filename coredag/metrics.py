@@ -100,6 +100,7 @@ class VertexMetrics:
     itemsOut: int
     seconds: float
     stages: tuple[StageMetrics, ...]
+    """The pipeline stages fused into the vertex, in order; empty unless there are several."""
 
 
 @attrs.frozen
@@ -161,13 +162,13 @@ class JobMetrics:
         for vertex in self.vertices:
             lines.append(
                 f"  {vertex.name}: {vertex.itemsIn:,} in, {vertex.itemsOut:,} out, "
-                f"{vertex.seconds:.2f} s busy in {_processors(vertex.processors)}"
+                f"{vertex.seconds:.2f} s busy in {counted(vertex.processors, 'processor')}"
             )
             lines += [f"    {s.name}: {s.itemsIn:,} in, {s.itemsOut:,} out" for s in vertex.stages]
         lines += ["", "Edges"]
         for edge in self.edges:
             through = "kept in their tasks" if edge.shuffleBytes is None else f"{edge.shuffleBytes:,} bytes shuffled"
-            lines.append(f"  {edge.sourceName} -> {edge.destName}: {edge.items:,} items, {through}")
+            lines.append(f"  {edge.sourceName} -> {edge.destName}: {counted(edge.items, 'item')}, {through}")
         return "\n".join(lines)
 
 
@@ -177,6 +178,8 @@ def _vertexMetrics(name: str, counts: Counter) -> VertexMetrics:
         for key in counts
         if key[0] == "stageIn" and key[1] == name
     )
+    if len(stages) == 1:
+        stages = ()
     return VertexMetrics(
         name=name,
         processors=counts["processors", name],
@@ -194,5 +197,6 @@ def _named(values: tuple, name: str, kind: str):
     raise KeyError(f"No {kind} named '{name}'; there are: {', '.join(v.name for v in values)}")
 
 
-def _processors(count: int) -> str:
-    return f"{count} processor" if count == 1 else f"{count} processors"
+def counted(count: int, noun: str) -> str:
+    """Return ``1,234 items`` or ``1 item``: the count and the noun, plural unless one."""
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"

@@ -94,7 +94,7 @@ def test_job_metrics_summarize_vertices_stages_and_edges():
     text = metrics.format()
     assert "fused: 10 in, 1 out, 2.00 s busy in 2 processors" in text
     assert "    filter: 10 in, 1 out" in text
-    assert "fused -> sink: 1 items, 42 bytes shuffled" in text
+    assert "fused -> sink: 1 item, 42 bytes shuffled" in text
     assert "source -> fused: 10 items, kept in their tasks" in text
 
 
@@ -119,3 +119,10 @@ def test_a_peeked_stage_counts_once():
         (10, 10),
         (10, 9),
     ]
+
+
+def test_a_vertex_of_one_stage_lists_no_fused_stages():
+    single = counts() + Counter({("stageIn", "sink", "sink"): 1, ("stageOut", "sink", "sink"): 1})
+    metrics = JobMetrics.of("job", 1.5, dag(), single, set())
+    assert metrics.vertex("sink").stages == ()
+    assert len(metrics.vertex("fused").stages) == 2
