@@ -13,6 +13,7 @@ settings.load_profile("sparkjet")
 
 PROJECT = pathlib.Path(__file__).resolve().parent.parent
 CORPUS = PROJECT / "tutorials" / "data" / "tinyshakespeare.txt"
+APP_NAME = "sparkjet-tests"
 
 
 def tokenize(line: str) -> list[str]:
@@ -32,12 +33,48 @@ def corpusCounts(corpusLines) -> Counter:
     return Counter(word for line in corpusLines for word in tokenize(line))
 
 
-@pytest.fixture(scope="session")
-def spark():
-    """The one SparkSession of the test run: local[2], as on CI."""
-    from coredag.execution import embeddedSession
+def pytest_addoption(parser):
+    """``--spark-master``: where the ``spark`` fixture's session runs."""
+    parser.addoption(
+        "--spark-master",
+        default="local[2]",
+        metavar="MASTER",
+        help="a Spark master URL (default local[2]), or 'cluster': a standalone master and two "
+        "workers started on 127.0.0.1 for the run (with -m cluster: the end-to-end set)",
+    )
 
-    session = embeddedSession("local[2]", appName="sparkjet-tests")
+
+def pytest_collection_modifyitems(config, items):
+    """Mark ``cluster`` the tests of the end-to-end set that use the SparkSession."""
+    from tests.cluster import END_TO_END
+
+    for item in items:
+        if item.nodeid.startswith(END_TO_END) and "spark" in item.fixturenames:
+            item.add_marker(pytest.mark.cluster)
+
+
+@pytest.fixture(scope="session")
+def standaloneCluster(request, tmp_path_factory):
+    """The standalone cluster of a run with ``--spark-master=cluster``, stopped at the end."""
+    from tests.cluster import startCluster
+
+    if request.config.getoption("--spark-master") != "cluster":
+        pytest.skip("needs the standalone cluster: pytest --spark-master=cluster -m cluster")
+    with startCluster(tmp_path_factory.mktemp("cluster")) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def spark(request):
+    """The one SparkSession of the test run: local[2] as on CI, or as ``--spark-master`` says."""
+    from coredag.execution import embeddedSession
+    from tests.cluster import clusterSession
+
+    master = request.config.getoption("--spark-master")
+    if master == "cluster":
+        session = clusterSession(request.getfixturevalue("standaloneCluster"), APP_NAME)
+    else:
+        session = embeddedSession(master, appName=APP_NAME)
     yield session
     session.stop()
 

@@ -1,0 +1,54 @@
+"""The end-to-end set, run again on a standalone Spark cluster of two workers started for the run:
+``pytest --spark-master=cluster -m cluster``."""
+
+import pathlib
+import runpy
+import time
+
+PROJECT = pathlib.Path(__file__).resolve().parents[2]
+CLUSTER_TUTORIAL = PROJECT / "tutorials" / "06_running_on_a_spark_cluster.py"
+
+END_TO_END = (
+    "tests/planner/test_jet_word_count.py",
+    "tests/planner/test_batch_stages_jobs.py::test_hash_join",
+    "tests/planner/test_batch_stages_jobs.py::test_inner_hash_join",
+    "tests/coredag/test_routing_matrix.py",
+    "tests/tutorials/",
+    "tests/cluster/",
+)
+"""Node-id prefixes of the end-to-end set; its tests that use ``spark`` are marked ``cluster``."""
+
+WORKERS = 2
+EXECUTOR_SECONDS = 60
+
+
+def startCluster(directory):
+    """Tutorial 06's cluster: ``WORKERS`` one-core workers whose executors import this project."""
+    start = runpy.run_path(str(CLUSTER_TUTORIAL))["standaloneCluster"]
+    return start(directory, WORKERS, environment={"PYTHONPATH": str(PROJECT)})
+
+
+def clusterSession(cluster, appName: str):
+    """A SparkSession on ``cluster`` once all its workers' executors have joined it."""
+    from coredag.execution import embeddedSession
+
+    session = embeddedSession(cluster.masterUrl, appName=appName)
+    awaitExecutors(session, WORKERS)
+    return session
+
+
+def awaitExecutors(session, count: int) -> None:
+    """Wait until ``count`` executors have joined ``session``, so every job can use every slot."""
+    deadline = time.monotonic() + EXECUTOR_SECONDS
+    while executorCount(session) < count:
+        if time.monotonic() > deadline:
+            raise RuntimeError(
+                f"{executorCount(session)} of {count} executors joined the session within "
+                f"{EXECUTOR_SECONDS} s: see the workers' logs"
+            )
+        time.sleep(0.2)
+
+
+def executorCount(session) -> int:
+    """The executors of ``session``: its block managers but the driver's."""
+    return session.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1
