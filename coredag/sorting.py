@@ -1,4 +1,11 @@
-"""Sorting a partition: the first step of a total sort."""
+"""Sorting a partition: the first step of a total sort.
+
+Items with equal keys keep their arrival order, which depends on how the input was split and on
+the shuffle: as in Jet, only a key without ties fixes one order at every parallelism. Ties are not
+broken by the items' own order: comparing whole items wherever keys tie made a sort of a million
+``(word, count)`` items by count 4 to 30 times slower, and fails for items without an order
+(dicts); the key ``(key(item), item)`` asks for it where it is wanted.
+"""
 
 import itertools
 from collections.abc import Callable, Iterable, Iterator
@@ -20,7 +27,8 @@ def sortedItems(items: Iterable, keyFn: Callable | None, reverse: bool, stageNam
 
 @attrs.frozen
 class SortP(StandardProcessorSupplier):
-    """Emits its partition's items sorted by ``keyFn`` (the items' own order if None)."""
+    """Emits its partition's items sorted by ``keyFn`` (the items' own order if None); equal
+    keys in arrival order."""
 
     keyFn: Callable | None
     reverse: bool

@@ -154,7 +154,9 @@ class BatchStage(Stage):
         return self.groupingKey(wholeItem()).distinct()
 
     def sort(self, key: Callable | None = None, reverse: bool = False) -> "BatchStage":
-        """Emit all items in one total order: by ``key(item)``, or the items' own order."""
+        """Emit all items in one total order: by ``key(item)``, or the items' own order. Items
+        with equal keys come in no fixed order, as in Jet: for one order at every parallelism,
+        give a key without ties, e.g. ``lambda entry: (-entry[1], entry[0])``."""
         transform = SortTransform("sort", key, reverse)
         if key is not None:
             checkFunction(key, transform.name, "key")
