@@ -1,41 +1,81 @@
 """Hash join: collectors build lookup tables, the joiner enriches each primary item."""
 
 import itertools
+import pickle
 from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 
 from coredag.aggregation import FoldingSupplier
-from coredag.errors import UserFunctionError, shorten
+from coredag.errors import JobError, UserFunctionError, describeStage, shorten
 from coredag.processor import AbstractProcessor
+
+BROADCAST_LIMIT = 512 << 20
+"""The default most bytes, pickled, that one joined side of a hash join may hold: every joiner
+keeps a copy of every side in its Python worker's memory (``JoinClause.withBroadcastLimit``)."""
+
+
+@attrs.define
+class JoinSide:
+    """A joined side being collected: its lookup table, its items and about how many bytes
+    they pickle to."""
+
+    table: dict = attrs.field(factory=dict)
+    itemCount: int = 0
+    pickledBytes: int = 0
 
 
 @attrs.frozen
 class HashJoinCollectP(FoldingSupplier):
-    """Collects one side of a join into a dict ``key -> [projected items]`` and emits it."""
+    """Collects one side of a join into a dict ``key -> [projected items]`` and emits it; fails
+    once the side's pickled size passes ``broadcastLimit``."""
 
     keyFn: Callable
     projectFn: Callable | None
     stageName: str
+    sideName: str
+    broadcastLimit: int = BROADCAST_LIMIT
 
-    def initialState(self) -> dict:
-        """Return an empty lookup table."""
-        return {}
+    def initialState(self) -> JoinSide:
+        """Return an empty side."""
+        return JoinSide()
 
-    def fold(self, items: Iterable, state: dict) -> dict:
-        """Add each item to the list of its key."""
-        keyFn, project = self.keyFn, self.projectFn
-        for item in items:
-            try:
-                key = keyFn(item)
-                state.setdefault(key, []).append(project(item) if project else item)
-            except Exception as cause:
-                raise UserFunctionError(self.stageName, shorten(item), cause) from cause
+    def fold(self, items: Iterable, state: JoinSide) -> JoinSide:
+        """Add each item to the list of its key; fail once the side is past the limit."""
+        added = self.addTo(state.table, items)
+        state.itemCount += len(added)
+        state.pickledBytes += len(pickle.dumps(added, protocol=pickle.HIGHEST_PROTOCOL))
+        if state.pickledBytes > self.broadcastLimit:
+            raise JobError(self.overLimit(state))
         return state
 
-    def emit(self, state: dict) -> Iterator:
+    def addTo(self, table: dict, items: Iterable) -> list[tuple]:
+        """Add each item, projected, to the list of its key; return the ``(key, value)`` added."""
+        keyFn, project, added = self.keyFn, self.projectFn, []
+        for item in items:
+            try:
+                key, value = keyFn(item), project(item) if project else item
+                table.setdefault(key, []).append(value)
+            except Exception as cause:
+                raise UserFunctionError(self.stageName, shorten(item), cause) from cause
+            added.append((key, value))
+        return added
+
+    def overLimit(self, state: JoinSide) -> str:
+        """Return the error of a side past the broadcast limit: which side, its size, what to do."""
+        stage = describeStage(self.stageName, getattr(self.stageName, "definedAt", None))
+        return (
+            f"{stage}: the joined stage '{self.sideName}' is too large to broadcast: its first "
+            f"{state.itemCount} items pickle to {state.pickledBytes} bytes, over the limit of "
+            f"{self.broadcastLimit} bytes (every joiner keeps a copy of it). Make the larger stage "
+            "the primary one (the stage hashJoin is called on, which is streamed, not copied), "
+            "filter it or keep only what the join needs (JoinClause.projecting) before the join, "
+            "or raise the limit with JoinClause.withBroadcastLimit(bytes)"
+        )
+
+    def emit(self, state: JoinSide) -> Iterator:
         """Emit the table as one item."""
-        return iter((state,))
+        return iter((state.table,))
 
 
 @attrs.frozen

@@ -25,10 +25,14 @@ def isHadoopUrl(directory: str) -> bool:
 
 def listFiles(directory: str, glob: str, origin: str = "Sources.files") -> tuple[tuple[str, int], ...]:
     """Return ``(path, size)`` of the files in ``directory`` matching ``glob``, sorted by name;
-    errors start with ``origin``, the factory that made the source."""
+    none for an empty directory, as Jet's and Spark's readers read nothing there. Errors start
+    with ``origin``, the factory that made the source."""
     if not os.path.isdir(directory):
         raise DagError(f"{origin}: the directory '{directory}' does not exist")
-    names = sorted(name for name in os.listdir(directory) if fnmatch.fnmatchcase(name, glob))
+    entries = os.listdir(directory)
+    if not entries:
+        return ()
+    names = sorted(name for name in entries if fnmatch.fnmatchcase(name, glob))
     paths = [os.path.join(directory, name) for name in names]
     files = tuple((path, os.path.getsize(path)) for path in paths if os.path.isfile(path))
     if not files:
@@ -58,30 +62,32 @@ def lineBatchesStartingIn(
 ) -> Iterator[list[str]]:
     """Yield, in lists, the lines whose first byte lies in ``[start, end)``, without terminators.
 
-    The range is read in chunks cut at line ends, so each chunk decodes on its own.
+    The range is read in chunks cut at line ends, so each chunk decodes on its own; a line
+    longer than a chunk is gathered from its pieces in time linear in its length.
     """
     with open(path, "rb") as file:
         if start > 0:
             file.seek(start - 1)
             file.readline()
-        position = remainderStart = file.tell()
-        remainder = b""
+        position = linesStart = file.tell()
+        pieces: list[bytes] = []
         while position < end:
             chunk = file.read(min(READ_CHUNK, end - position))
             if not chunk:
                 break
             position += len(chunk)
-            data = remainder + chunk
-            cut = data.rfind(b"\n") + 1
-            if cut:
-                yield _decodeLines(path, remainderStart, data[:cut], charset, origin)
-                remainder, remainderStart = data[cut:], remainderStart + cut
-            else:
-                remainder = data
-        if remainder:
-            line = remainder + file.readline()
+            cut = chunk.rfind(b"\n") + 1
+            if not cut:
+                pieces.append(chunk)
+                continue
+            lines = b"".join((*pieces, chunk[:cut]))
+            yield _decodeLines(path, linesStart, lines, charset, origin)
+            pieces, linesStart = [chunk[cut:]], linesStart + len(lines)
+        rest = b"".join(pieces)
+        if rest:
+            line = rest + file.readline()
             last = line if line.endswith(b"\n") else line + b"\n"
-            yield _decodeLines(path, remainderStart, last, charset, origin)
+            yield _decodeLines(path, linesStart, last, charset, origin)
 
 
 READ_CHUNK = 1 << 20
@@ -94,13 +100,19 @@ def _decodeLines(path: str, offset: int, data: bytes, charset: str, origin: str)
     except UnicodeDecodeError as cause:
         raise InputError(
             f"{origin}: '{path}' line {_lineNumber(path, offset + cause.start)} is not "
-            f"valid {charset}: {cause.reason} at byte {offset + cause.start} of the file"
+            f"valid {charset}: {cause.reason} at byte {offset + cause.start} of the file; "
+            f"{_charsetAdvice(origin)}"
         ) from cause
     if "\r" in text:
         text = text.replace("\r\n", "\n")
     lines = text.split("\n")
     lines.pop()
     return lines
+
+
+def _charsetAdvice(origin: str) -> str:
+    """Return what to do about a file the charset does not decode."""
+    return f"if the files are in another charset, name it: {origin}(directory, charset='latin-1')"
 
 
 def _lineNumber(path: str, position: int) -> int:
@@ -247,7 +259,7 @@ class DecodeLines:
                 raise InputError(
                     f"{self.origin}: a line of '{urllib.parse.unquote(url)}' is not valid "
                     f"{self.charset}: {cause.reason} at byte {cause.start} of the line: "
-                    f"{shorten(bytes(line))}"
+                    f"{shorten(bytes(line))}; {_charsetAdvice(self.origin)}"
                 ) from cause
             if not self.parseJson:
                 items.append(text)

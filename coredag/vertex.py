@@ -4,7 +4,7 @@ from collections.abc import Callable
 
 import attrs
 
-from coredag.errors import DagError
+from coredag.errors import DagError, SourceLocation, StageName
 
 LOCAL_PARALLELISM_USE_DEFAULT = -1
 
@@ -31,6 +31,13 @@ class Vertex:
     localParallelism: int = attrs.field(
         default=LOCAL_PARALLELISM_USE_DEFAULT, validator=_checkLocalParallelism
     )
+    definedAt: SourceLocation | None = attrs.field(default=None, eq=False, repr=False)
+    """Where the user defined the pipeline stage this vertex runs, if it runs one."""
+
+    @property
+    def stageName(self) -> StageName:
+        """Return the vertex's name as errors name a stage: with where it was defined."""
+        return StageName(self.name, self.definedAt)
 
     def withLocalParallelism(self, localParallelism: int) -> "Vertex":
         """Return this vertex with the given local parallelism (-1 means the default)."""

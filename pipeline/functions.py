@@ -1,5 +1,8 @@
 """Functions users pass to stages, and the checks that Spark can ship and call them."""
 
+import io
+import pickle
+import sys
 from collections.abc import Callable
 
 import cloudpickle
@@ -40,7 +43,7 @@ def checkPicklable(value: object, stageName: str, parameter: str) -> None:
     """Raise if ``value`` cannot be pickled, naming the stage, the parameter and the line of
     the user's call."""
     try:
-        cloudpickle.dumps(value)
+        _DefinitionPickler(io.BytesIO(), protocol=cloudpickle.DEFAULT_PROTOCOL).dump(value)
     except Exception as cause:
         raise PipelineError(
             f"Stage '{stageName}': {_given(parameter)} cannot be pickled, so Spark cannot send it "
@@ -48,6 +51,21 @@ def checkPicklable(value: object, stageName: str, parameter: str) -> None:
             "locks, connections or other process-bound objects in it; create them inside "
             "the function instead"
         ) from cause
+
+
+_FILES = (io.FileIO, io.BufferedReader, io.BufferedWriter, io.BufferedRandom, io.TextIOWrapper)
+"""What ``open()`` returns."""
+
+
+class _DefinitionPickler(cloudpickle.Pickler):
+    """cloudpickle, as Spark ships functions, but refusing every file: it would send a text file
+    open for reading as a copy of its contents, read in full at each pickling."""
+
+    def reducer_override(self, obj):
+        """Refuse a file other than stdout and stderr; reduce the rest as cloudpickle does."""
+        if isinstance(obj, _FILES) and obj is not sys.stdout and obj is not sys.stderr:
+            raise pickle.PicklingError(f"cannot pickle the file {getattr(obj, 'name', '')!r}")
+        return super().reducer_override(obj)
 
 
 def _given(parameter: str) -> str:

@@ -50,8 +50,9 @@ class Sources:
 
     @staticmethod
     def files(directory: str, glob: str = "*", charset: str = "utf-8") -> FilesSource:
-        """Read the lines of the files in ``directory`` whose names match ``glob``; a directory
-        given as a URL (``hdfs://``, ``s3a://``, ``file://`` ...) is read by Spark's reader."""
+        """Read the lines of the files in ``directory`` whose names match ``glob`` (an empty
+        directory gives none); a directory given as a URL (``hdfs://``, ``s3a://``,
+        ``file://`` ...) is read by Spark's reader."""
         return FilesSource(f"filesSource({os.path.join(directory, glob)})", directory, glob, charset)
 
     @staticmethod

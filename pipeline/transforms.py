@@ -6,6 +6,8 @@ import attrs
 
 from coredag.aggregate_operation import AggregateOperation
 from coredag.errors import SourceLocation, describeStage
+from coredag.join import BROADCAST_LIMIT
+from pipeline.errors import PipelineError
 from pipeline.sinks import Sink
 from pipeline.sources import BatchSource
 
@@ -125,11 +127,13 @@ class SortTransform(Transform):
 @attrs.frozen
 class JoinClause:
     """How a hash join matches: ``leftKeyFn(primary) == rightKeyFn(other)``; the matched
-    item is ``rightProjectFn(other)``."""
+    item is ``rightProjectFn(other)``; the other stage's items, projected, may pickle to at
+    most ``broadcastLimit`` bytes, as every joiner keeps a copy of them."""
 
     leftKeyFn: Callable
     rightKeyFn: Callable
     rightProjectFn: Callable | None = None
+    broadcastLimit: int = BROADCAST_LIMIT
 
     @classmethod
     def onKeys(cls, leftKeyFn: Callable, rightKeyFn: Callable) -> "JoinClause":
@@ -139,6 +143,15 @@ class JoinClause:
     def projecting(self, rightProjectFn: Callable) -> "JoinClause":
         """Return this clause with the matched item mapped by ``rightProjectFn``."""
         return attrs.evolve(self, rightProjectFn=rightProjectFn)
+
+    def withBroadcastLimit(self, limit: int) -> "JoinClause":
+        """Return this clause letting the other stage's items pickle to ``limit`` bytes (default
+        ``BROADCAST_LIMIT``, 512 MiB); past it the job fails, naming the stage."""
+        if type(limit) is not int or limit <= 0:
+            raise PipelineError(
+                f"JoinClause.withBroadcastLimit: expected a positive number of bytes, got {limit!r}"
+            )
+        return attrs.evolve(self, broadcastLimit=limit)
 
 
 @attrs.frozen

@@ -74,7 +74,7 @@ class DagBuilder:
 
     def addVertex(self, name: str, supplier, localParallelism: int) -> Vertex:
         """Add a vertex of the stage being lowered and return it."""
-        vertex = Vertex(name, supplier, localParallelism)
+        vertex = Vertex(name, supplier, localParallelism, definedAt=self.current.definedAt)
         if name in self._vertices:
             raise DagError(
                 f"Vertex {name} is already defined. {self.current.describe()} and "
@@ -290,12 +290,17 @@ def lowerHashJoin(builder: DagBuilder, index: int, transform: HashJoinTransform)
     primary, *sides = builder.graph.upstream[index]
     builder.addEdge(rebalanced(builder.edgeFrom(primary).to(joiner, 0), transform))
     for ordinal, (side, clause) in enumerate(zip(sides, clauses), start=1):
-        collector = builder.addVertex(
-            f"{name}-collector{ordinal}", HashJoinCollectP(clause.rightKeyFn, clause.rightProjectFn, label), 1
-        )
+        sideName = emittingStageName(builder.graph.transforms[side])
+        supplier = HashJoinCollectP(clause.rightKeyFn, clause.rightProjectFn, label, sideName, clause.broadcastLimit)
+        collector = builder.addVertex(f"{name}-collector{ordinal}", supplier, 1)
         builder.addEdge(builder.edgeFrom(side).to(collector).distributed().broadcast())
         builder.addEdge(Edge.from_(collector).to(joiner, ordinal).broadcast().priority(-1))
     builder.setExit(index, joiner)
+
+
+def emittingStageName(transform: Transform) -> str:
+    """Return the name of the stage whose items ``transform`` emits: the last of a fused chain."""
+    return transform.stages[-1].name if isinstance(transform, FusedTransform) else transform.name
 
 
 def lowerCustom(builder: DagBuilder, index: int, transform: CustomTransform) -> None:

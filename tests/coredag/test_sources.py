@@ -113,7 +113,8 @@ def test_undecodable_line_raises_input_error_with_file_and_line(tmp_path):
     with pytest.raises(InputError) as raised:
         readAll(ReadFilesP(str(tmp_path)), 1)
     assert str(raised.value) == (
-        f"Sources.files: '{path}' line 3 is not valid utf-8: invalid start byte at byte 17 of the file"
+        f"Sources.files: '{path}' line 3 is not valid utf-8: invalid start byte at byte 17 of the file; "
+        "if the files are in another charset, name it: Sources.files(directory, charset='latin-1')"
     )
     assert isinstance(raised.value.__cause__, UnicodeDecodeError)
 
@@ -281,7 +282,8 @@ def test_rows_of_spark_reader_that_fail_name_the_file():
         DecodeLines("utf-8", "Sources.files")(undecodable)
     assert str(raised.value) == (
         "Sources.files: a line of 'file:/d/a b.txt' is not valid utf-8: invalid start byte at byte 1 "
-        "of the line: b'x\\xffy'"
+        "of the line: b'x\\xffy'; if the files are in another charset, name it: "
+        "Sources.files(directory, charset='latin-1')"
     )
     with pytest.raises(InputError) as raised:
         DecodeLines("utf-8", "Sources.json", parseJson=True)([(bytearray(b"{"), "file:/d/j")])

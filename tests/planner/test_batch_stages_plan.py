@@ -11,7 +11,7 @@ import pytest
 
 from coredag.edge import Ordering, RoutingPolicy
 from coredag.identity import IdentityP
-from coredag.join import HashJoinCollectP, HashJoinP
+from coredag.join import BROADCAST_LIMIT, HashJoinCollectP, HashJoinP
 from coredag.keyed import DistinctP, MapStatefulP, RollingAggregateP
 from coredag.service import ServiceP
 from coredag.sorting import SortP
@@ -323,12 +323,16 @@ def test_hash_join_joiner_gets_the_primary_at_ordinal_0_and_the_table_first_at_o
 
 
 def test_hash_join_processors_carry_the_clause_the_mapFn_and_outer_or_inner():
-    projecting = CLAUSE.projecting(second)
+    projecting = CLAUSE.projecting(second).withBroadcastLimit(1 << 20)
     outer, inner = plan(hashJoinPipeline(clause=projecting)), plan(hashJoinPipeline(inner=True))
     assert supplier(outer, "2-way hash-join-joiner") == HashJoinP((first,), pair, False, False, "2-way hash-join")
     assert supplier(inner, "2-way hash-join-joiner") == HashJoinP((first,), pair, True, False, "2-way hash-join")
-    assert supplier(outer, "2-way hash-join-collector1") == HashJoinCollectP(first, second, "2-way hash-join")
-    assert supplier(inner, "2-way hash-join-collector1") == HashJoinCollectP(first, None, "2-way hash-join")
+    assert supplier(outer, "2-way hash-join-collector1") == HashJoinCollectP(
+        first, second, "2-way hash-join", "items-2", 1 << 20
+    )
+    assert supplier(inner, "2-way hash-join-collector1") == HashJoinCollectP(
+        first, None, "2-way hash-join", "items-2", BROADCAST_LIMIT
+    )
 
 
 def test_a_renamed_hash_join_names_its_collector_and_joiner_after_it():
@@ -383,7 +387,7 @@ def test_hash_join2_has_collectors_1_and_2_at_joiner_ordinals_1_and_2_before_the
         'between("items-3", "3-way hash-join-collector2").broadcast().distributed()',
     ]
     assert supplier(dag, "3-way hash-join-joiner") == HashJoinP((first, second), triple, False, False, "3-way hash-join")
-    assert supplier(dag, "3-way hash-join-collector2") == HashJoinCollectP(first, None, "3-way hash-join")
+    assert supplier(dag, "3-way hash-join-collector2") == HashJoinCollectP(first, None, "3-way hash-join", "items-3")
 
 
 def test_hash_join_builder_with_three_tags_is_a_4_way_join_matching_by_tag():
