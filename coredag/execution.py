@@ -3,20 +3,25 @@
 This is the only module that imports pyspark.
 """
 
+import concurrent.futures
+import contextlib
 import functools
 import itertools
 import os
 import pickle
 import random
+import re
 import shutil
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
 
 import attrs
-from pyspark import RDD, StorageLevel
+from pyspark import RDD, SparkContext, StorageLevel
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.status import SparkStageInfo, StatusTracker
 
 from coredag.dag import DAG
 from coredag.edge import Edge, RoutingPolicy
@@ -27,14 +32,31 @@ from coredag.sinks import CollectToList, CreateDataFrame, SaveAsTextFiles, SinkS
 from coredag.standard import StandardProcessorSupplier, batched
 from coredag.tasklet import TaskletSpec, runPartitionBatches
 from coredag.transport import TRANSPORTED, TransportedError, restoreError, summarizeFailure
+from coredag.vertex import Vertex
 
 
 _LOG4J2 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
 
+TASK_ATTEMPTS = 4
+"""How many times a local session runs a failing task before it fails the job, as Spark's
+``spark.task.maxFailures`` does on a cluster: a Python worker that dies does not fail the job."""
+
+_LOCAL_MASTER = re.compile(r"local(?:\[(\*|\d+)\])?")
+
+
+def retryingMaster(master: str) -> str:
+    """Return ``master``, a local one made to retry failed tasks (``local[2]`` becomes
+    ``local[2,4]``): Spark's local mode otherwise runs every task once, whatever
+    ``spark.task.maxFailures`` says."""
+    match = _LOCAL_MASTER.fullmatch(master)
+    return master if match is None else f"local[{match.group(1) or 1},{TASK_ATTEMPTS}]"
+
 
 def embeddedSession(master: str = "local[*]", appName: str = "sparkjet") -> SparkSession:
     """Return the active SparkSession, or start one whose Python workers run this
-    interpreter with this ``sys.path`` (so they import what the driver imports)."""
+    interpreter with this ``sys.path`` (so they import what the driver imports, on a cluster
+    too, where the file system is shared); a local ``master`` retries failed tasks (see
+    ``retryingMaster``)."""
     active = activeSession()
     if active is not None:
         return active
@@ -44,12 +66,13 @@ def embeddedSession(master: str = "local[*]", appName: str = "sparkjet") -> Spar
     paths += [p for p in sys.path if p and os.path.isdir(p) and p not in paths]
     os.environ["PYTHONPATH"] = os.pathsep.join(paths)
     session = (
-        SparkSession.builder.master(master)
+        SparkSession.builder.master(retryingMaster(master))
         .appName(appName)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "8")
         .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{_LOG4J2}")
+        .config("spark.executorEnv.PYTHONPATH", os.environ["PYTHONPATH"])
         .getOrCreate()
     )
     return session
@@ -70,11 +93,16 @@ class JobOutcome:
     metrics: JobMetrics
 
 
-def executeDag(spark: SparkSession, dag: DAG, jobName: str) -> JobOutcome:
+def executeDag(
+    spark: SparkSession, dag: DAG, jobName: str, control: "JobControl | None" = None
+) -> JobOutcome:
     """Run a validated, preflighted ``dag``; return its list sinks' items and its DataFrames.
 
-    A failure leaves no output: part files already written by this job are removed.
+    ``control`` cancels the run when asked; a task failed by the job's own error (a user
+    function's, say) fails the run at once, without its retries. A failure or a cancellation
+    leaves no output: part files already written by this job are removed.
     """
+    control = control or JobControl(jobName)
     sc = spark.sparkContext
     default = 1 if _isSmallJob(dag) else sc.defaultParallelism
     parallelism = {v.name: v.determineLocalParallelism(default) for v in dag}
@@ -84,19 +112,131 @@ def executeDag(spark: SparkSession, dag: DAG, jobName: str) -> JobOutcome:
     builder = _RddBuilder(spark, dag, parallelism, suppliers, jobName, counts)
     written: list[str] = []
     started = time.perf_counter()
-    sc.setJobGroup(jobName, f"sparkjet job '{jobName}'", interruptOnCancel=True)
+    if control.cancelled:
+        raise control.cancellation()
+    sc.setJobGroup(jobName, f"sparkjet job '{jobName}'", interruptOnCancel=False)
     try:
-        lists, dataFrames = _runTerminalVertices(builder, suppliers, written)
+        with control.watching(sc):
+            lists, dataFrames = _runTerminalVertices(builder, suppliers, written)
     except Exception as error:
-        for directory in written:
-            shutil.rmtree(directory, ignore_errors=True)
-        failure = _driverError(error, jobName)
+        _removeWritten(sc, control, written)
+        failure = control.failureOf(error)
         raise failure from failure.__cause__
     finally:
         builder.unpersist()
     seconds = time.perf_counter() - started
     metrics = JobMetrics.of(jobName, seconds, dag, counts.value, builder.shuffledEdges)
     return JobOutcome(lists, dataFrames, metrics)
+
+
+def _removeWritten(sc: SparkContext, control: "JobControl", written: list[str]) -> None:
+    """Remove the directories a failed job wrote into, once its last tasks ended (one still
+    running could write again)."""
+    if written:
+        control.awaitTasksEnded(sc)
+    for directory in written:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+POLL_SECONDS = 0.1
+"""How often the driver looks at a running job's Spark jobs, to cancel them when asked or when
+a task failed with the job's own error."""
+
+ENDING_SECONDS = 10.0
+"""How long a failed job waits for its last tasks to end before it removes their output."""
+
+
+class JobControl:
+    """The driver's hold on a running job: ``cancel()`` stops its Spark jobs, and so does a
+    task failed by the job's own error (a user function's, say), which no retry can mend."""
+
+    def __init__(self, jobName: str) -> None:
+        self.jobName = jobName
+        self.cancelled = False
+        self.failure: Exception | None = None
+
+    def cancel(self) -> None:
+        """Ask the job to stop: its Spark jobs are cancelled within ``POLL_SECONDS``."""
+        self.cancelled = True
+
+    @contextlib.contextmanager
+    def watching(self, sc: SparkContext) -> Iterator[None]:
+        """Look at the job's Spark jobs every ``POLL_SECONDS`` while the block runs them."""
+        stopped = threading.Event()
+        watcher = threading.Thread(
+            target=self._watch, args=(sc, stopped), name=f"sparkjet-watch-{self.jobName}", daemon=True
+        )
+        watcher.start()
+        try:
+            yield
+        finally:
+            stopped.set()
+            watcher.join()
+
+    def awaitTasksEnded(self, sc: SparkContext) -> None:
+        """Wait, ``ENDING_SECONDS`` at most, until no task of the job runs: a task being
+        cancelled could otherwise write output after the job removed it."""
+        deadline = time.monotonic() + ENDING_SECONDS
+        tracker = sc.statusTracker()
+        stages = _stageIdsOf(tracker, self.jobName)
+        while any(info.numActiveTasks for info in map(tracker.getStageInfo, stages) if info is not None):
+            if time.monotonic() > deadline:
+                return
+            time.sleep(POLL_SECONDS)
+
+    def cancellation(self) -> concurrent.futures.CancelledError:
+        """Return what ``join()`` raises for the cancelled job, as Jet's raises a
+        CancellationException."""
+        return concurrent.futures.CancelledError(f"Job '{self.jobName}' was cancelled")
+
+    def failureOf(self, error: Exception) -> Exception:
+        """Return what the job's ``error`` means to its user: a cancellation, the job error a
+        task failed with, or ``error`` made readable."""
+        if self.cancelled:
+            return self.cancellation()
+        return _driverError(error, self.jobName) if self.failure is None else self.failure
+
+    def _watch(self, sc: SparkContext, stopped: threading.Event) -> None:
+        tracker = sc.statusTracker()
+        while not stopped.wait(POLL_SECONDS):
+            if self.failure is None:
+                self.failure = _jobErrorOfFailedTask(sc, tracker, self.jobName)
+            stopping = self.cancelled or self.failure is not None
+            if stopping and _runsSparkJobs(tracker, self.jobName):
+                sc.cancelJobGroup(self.jobName)
+
+
+def _runsSparkJobs(tracker: StatusTracker, jobGroup: str) -> bool:
+    """Whether a Spark job of ``jobGroup`` runs (cancelling an idle group logs a warning)."""
+    return not set(tracker.getJobIdsForGroup(jobGroup)).isdisjoint(tracker.getActiveJobsIds())
+
+
+def _stageIdsOf(tracker: StatusTracker, jobGroup: str) -> set[int]:
+    """Return the stages of the Spark jobs of ``jobGroup`` the status tracker knows."""
+    jobs = [tracker.getJobInfo(sparkJob) for sparkJob in tracker.getJobIdsForGroup(jobGroup)]
+    return {stageId for job in jobs if job is not None for stageId in job.stageIds}
+
+
+def _jobErrorOfFailedTask(sc: SparkContext, tracker: StatusTracker, jobGroup: str) -> Exception | None:
+    """Return the job error a worker raised in a failed task of ``jobGroup``'s running stages,
+    if any; a task that failed otherwise (its Python worker died, say) is left to its retries."""
+    active = set(tracker.getActiveStageIds())
+    running = active & _stageIdsOf(tracker, jobGroup) if active else set()
+    failing = [info for info in map(tracker.getStageInfo, running) if info and info.numFailedTasks]
+    errors = (restoreError(message) for stage in failing for message in _failedTaskMessages(sc, stage))
+    return next((error for error in errors if error is not None), None)
+
+
+def _failedTaskMessages(sc: SparkContext, stage: SparkStageInfo) -> list[str]:
+    """Return the error messages of the failed tasks of ``stage``'s current attempt, from the
+    status store of Spark's own UI (PySpark's status tracker only counts them)."""
+    v1 = sc._jvm.org.apache.spark.status.api.v1
+    tasks = sc._jsc.sc().statusStore().taskList(
+        stage.stageId, stage.currentAttemptId, 0, stage.numFailedTasks,
+        v1.TaskSorting.ID, [v1.TaskStatus.FAILED],
+    )
+    messages = (tasks.apply(index).errorMessage() for index in range(tasks.size()))
+    return [message.get() for message in messages if message.isDefined()]
 
 
 SMALL_JOB_BYTES = 4 << 20
@@ -130,9 +270,9 @@ def _runTerminalVertices(
     lists: dict[str, list] = {}
     dataFrames: dict[str, DataFrame] = {}
     for vertex in builder.dag:
+        rdd = builder.vertexRdd(vertex.name)  # topological order: no deep recursion
         if builder.dag.getOutboundEdges(vertex.name):
             continue
-        rdd = builder.vertexRdd(vertex.name)
         output = suppliers[vertex.name].terminalOutput if isinstance(suppliers[vertex.name], SinkSupplier) else None
         if isinstance(output, CollectToList):
             batches = rdd.collect()
@@ -182,6 +322,11 @@ def _driverError(error: Exception, jobName: str) -> Exception:
     return JobError(f"Job '{jobName}' failed: {summarizeFailure(str(error))}")
 
 
+MAX_CHAIN_LENGTH = 50
+"""How many vertices of a chain of narrow edges run as one nested Python function: PySpark
+pickles it recursively, and a chain of about 150 is too deep to pickle."""
+
+
 class _RddBuilder:
     """Builds, once per vertex, the RDD of the vertex's output partitions."""
 
@@ -195,6 +340,7 @@ class _RddBuilder:
         self.shuffledEdges: set[tuple[str, str]] = set()
         self._rdds: dict[str, RDD] = {}
         self._persisted: list[RDD] = []
+        self._chainLengths: dict[str, int] = {}
 
     def vertexRdd(self, name: str) -> RDD:
         """Return the RDD whose partition i is the output of processor i of vertex ``name``."""
@@ -216,7 +362,7 @@ class _RddBuilder:
         terminal = isinstance(supplier, SinkSupplier) and supplier.terminalOutput is not None
         config = (inbound or outbound or [Edge(name)])[0].config
         spec = TaskletSpec(
-            vertexName=name,
+            vertexName=self.dag.getVertex(name).stageName,
             processorSupplier=supplier.sparkRowsSupplier() if sparkSource else supplier,
             totalParallelism=count,
             inboundOrdinals=(0,) if sparkSource else tuple(e.destOrdinal for e in inbound),
@@ -232,7 +378,7 @@ class _RddBuilder:
         elif not inbound:
             parent, packed = self.sc.parallelize([], count), False
         elif len(inbound) == 1 and self._isNarrow(inbound[0]):
-            parent, packed = self._narrowInput(inbound[0]), False
+            parent, packed = self._chainedInput(name, inbound[0]), False
         else:
             parent, packed = self._shuffledInputs(inbound), True
         rdd = parent.mapPartitionsWithIndex(
@@ -284,6 +430,17 @@ class _RddBuilder:
             return rdd.mapPartitions(functools.partial(_selectOrdinal, edge.sourceOrdinal))
         return rdd
 
+    def _chainedInput(self, name: str, edge: Edge) -> RDD:
+        """Return the narrow input of vertex ``name``; PySpark nests the Python functions of a
+        chain of narrow vertices into one, so every ``MAX_CHAIN_LENGTH`` vertices the chain is
+        cut (a JVM union of the one RDD: partition i stays partition i)."""
+        length = self._chainLengths.get(edge.sourceName, 1) + 1
+        items = self._narrowInput(edge)
+        if length > MAX_CHAIN_LENGTH:
+            length, items = 1, self.sc.union([items])
+        self._chainLengths[name] = length
+        return items
+
     def _narrowInput(self, edge: Edge) -> RDD:
         items = self._edgeItems(edge)
         downstream = self.parallelism[edge.destName]
@@ -310,7 +467,10 @@ class _RddBuilder:
 
     def _routed(self, edge: Edge, tagged: bool) -> RDD:
         downstream = self.parallelism[edge.destName]
-        route = Route.of(edge, self.parallelism[edge.sourceName], downstream, self._isNarrow(edge))
+        route = Route.of(
+            edge, self.parallelism[edge.sourceName], downstream, self._isNarrow(edge),
+            self.dag.getVertex(edge.destName),
+        )
         self.shuffledEdges.add((edge.sourceName, edge.destName))
         return self._edgeItems(edge).mapPartitionsWithIndex(
             functools.partial(
@@ -380,6 +540,9 @@ class Route:
     narrow: bool
     sourceName: str
     destName: str
+    keyOwner: str
+    """Whom an error of the key function or of partitioning names: the destination's stage
+    (a ``StageName``, with where it was defined), or the edge of a Core DAG built by hand."""
 
     @property
     def edgeName(self) -> str:
@@ -387,8 +550,11 @@ class Route:
         return f"{self.sourceName} -> {self.destName}"
 
     @classmethod
-    def of(cls, edge: Edge, upstreamCount: int, downstreamCount: int, narrow: bool) -> "Route":
-        """Return the route of ``edge``; an all-to-one target is drawn here, once per job."""
+    def of(
+        cls, edge: Edge, upstreamCount: int, downstreamCount: int, narrow: bool, destination: Vertex
+    ) -> "Route":
+        """Return the route of ``edge`` into ``destination``; an all-to-one target is drawn
+        here, once per job."""
         if edge.allToOneKey is None:
             fixedTarget = random.randrange(downstreamCount)
         else:
@@ -396,6 +562,7 @@ class Route:
         return cls(
             edge.routing, edge.keyFn, edge.partitioner, upstreamCount, downstreamCount,
             fixedTarget, narrow, edge.sourceName, edge.destName,
+            destination.stageName if destination.definedAt else f"key of edge {edge.sourceName} -> {edge.destName}",
         )
 
     def targets(self, index: int, items: Iterator) -> Iterator[tuple[int, object]]:
@@ -420,9 +587,9 @@ class Route:
         for item in items:
             try:
                 key = keyFn(item)
+                partition = getPartition(key, count)
             except Exception as cause:
-                raise UserFunctionError(f"key of edge {self.edgeName}", shorten(item), cause) from cause
-            partition = getPartition(key, count)
+                raise UserFunctionError(self.keyOwner, shorten(item), cause) from cause
             if not 0 <= partition < count:
                 raise DagError(
                     f"Edge {self.edgeName}: {type(self.partitioner).__name__}.getPartition("

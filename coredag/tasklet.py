@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Iterator
 import attrs
 
 from coredag.edge import Ordering
-from coredag.errors import DagError, UserFunctionError, shorten
+from coredag.errors import DagError, JobError, UserFunctionError, shorten
 from coredag.metrics import TaskMetrics
 from coredag.processor import Inbox, Outbox, Processor, ProcessorContext, callIdleHook
 from coredag.standard import StandardProcessorSupplier, batched
@@ -173,12 +173,12 @@ class _CooperativeLoop:
     def _guarded(self, call: Callable, failingItem: Callable[[], object]):
         try:
             return call()
-        except (UserFunctionError, DagError):
+        except (JobError, DagError):
             raise
         except Exception as cause:
             item = failingItem()
             shown = shorten(item) if item is not None else "(none)"
-            raise UserFunctionError(f"{self._vertexName}", shown, cause) from cause
+            raise UserFunctionError(self._vertexName, shown, cause) from cause
 
     def _drain(self) -> Iterator[tuple[int, object]]:
         for ordinal in range(self._outbox.bucketCount()):

@@ -7,6 +7,7 @@ import os
 import itertools
 import threading
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import attrs
 from coredag.dag import DAG
@@ -15,6 +16,9 @@ from coredag.metrics import JobMetrics
 from coredag.standard import preflightDag
 from pipeline.pipeline import Pipeline
 from planner.planning import plan
+
+if TYPE_CHECKING:  # coredag.execution imports pyspark, which planning never needs
+    from coredag.execution import JobControl
 
 
 MASTER_VARIABLE = "SPARKJET_MASTER"
@@ -44,18 +48,30 @@ def watchingJobs(runs: bool) -> "Iterator[list[Job]]":
 class Job:
     """A submitted job; ``join()`` waits for it and raises its error, if any."""
 
-    def __init__(self, name: str, work: Pipeline | DAG, future: concurrent.futures.Future) -> None:
+    def __init__(
+        self, name: str, work: Pipeline | DAG, future: concurrent.futures.Future,
+        control: "JobControl | None" = None,
+    ) -> None:
         self.name = name
         self.work = work
         self._future = future
+        self._control = control
 
     def getName(self) -> str:
         """Return the job's name."""
         return self.name
 
     def join(self) -> None:
-        """Wait until the job completes; raise the error that failed it."""
+        """Wait until the job completes; raise the error that failed it (CancelledError if
+        ``cancel()`` stopped it)."""
         self._future.result()
+
+    def cancel(self) -> None:
+        """Stop the job, as Jet's ``Job.cancel()`` does: its Spark jobs are cancelled at once
+        (their Python workers end within seconds), its files sinks leave no output and
+        ``join()`` raises CancelledError. A job that already completed ignores it."""
+        if self._control is not None:
+            self._control.cancel()
 
     def metrics(self) -> JobMetrics:
         """Wait until the job completes; return what it did: items in and out per vertex and
@@ -94,6 +110,7 @@ class Jet:
         self._master = master or os.environ.get(MASTER_VARIABLE, "local[*]")
         self._lists: dict[str, list] = {}
         self._dataFrames: dict[str, object] = {}
+        self._running: set[str] = set()
         self._lock = threading.Lock()
         self._executor = concurrent.futures.ThreadPoolExecutor(thread_name_prefix="sparkjet-job")
 
@@ -109,7 +126,7 @@ class Jet:
 
     def newJob(self, work: Pipeline | DAG, name: str | None = None) -> Job:
         """Plan ``work`` (a Pipeline or a Core DAG), check its inputs and outputs, start it."""
-        from coredag.execution import executeDag
+        from coredag.execution import JobControl, executeDag
 
         dag = (plan(work) if isinstance(work, Pipeline) else work).validate()
         jobName = name or f"job-{next(Jet._jobNumbers)}"
@@ -119,19 +136,36 @@ class Jet:
             return watch.jobs[-1]
         dag = preflightDag(dag)
         spark = self.spark()
+        control = JobControl(jobName)
+        self._register(jobName)
 
         def run() -> JobMetrics:
-            outcome = executeDag(spark, dag, jobName)
-            with self._lock:
-                for listName, items in outcome.lists.items():
-                    self._lists.setdefault(listName, []).extend(items)
-                self._dataFrames.update(outcome.dataFrames)
-            return outcome.metrics
+            try:
+                outcome = executeDag(spark, dag, jobName, control)
+                with self._lock:
+                    for listName, items in outcome.lists.items():
+                        self._lists.setdefault(listName, []).extend(items)
+                    self._dataFrames.update(outcome.dataFrames)
+                return outcome.metrics
+            finally:
+                with self._lock:
+                    self._running.discard(jobName)
 
-        job = Job(jobName, work, self._executor.submit(run))
+        job = Job(jobName, work, self._executor.submit(run), control)
         if watch is not None:
             watch.jobs.append(job)
         return job
+
+    def _register(self, jobName: str) -> None:
+        """Note ``jobName`` as running; refuse it if a running job has it, as Jet does: Spark
+        would cancel, and watch, the two jobs' Spark jobs as one."""
+        with self._lock:
+            if jobName in self._running:
+                raise JobError(
+                    f"A job named '{jobName}' is already running: give the new job another "
+                    "name, or join() the running one first"
+                )
+            self._running.add(jobName)
 
     def getList(self, name: str) -> list:
         """Return the list that jobs' ``Sinks.list(name)`` appended to (empty if none did)."""

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from coredag import UserFunctionError
+from coredag import AbstractProcessor, UserFunctionError
 from pipeline import AggregateOperations, Pipeline, Sinks, Sources
 
 pytestmark = pytest.mark.spark
@@ -53,7 +53,6 @@ def test_an_unhashable_key_names_the_stage_and_the_keys_type_and_leaves_no_outpu
     assert not output.exists()
 
 
-@pytest.mark.xfail(reason="a distributed partitioned edge names no stage: coredag/execution.py Route._partitioned")
 def test_an_unhashable_key_on_a_distributed_edge_names_the_stage_and_the_keys_type(jet):
     p = Pipeline.create()
     keyed = p.readFrom(Sources.items(WORDS)).groupingKey(list)
@@ -79,3 +78,33 @@ def test_a_key_function_that_raises_names_the_stage_its_line_and_the_item(jet, t
     )
     assert raised.value.traceback.splitlines()[0] == f'  File "{__file__}", line {line - 1}, in <lambda>'
     assert not output.exists()
+
+
+def test_a_key_function_that_raises_behind_a_distributed_edge_names_the_stage_and_its_line(jet):
+    p = Pipeline.create()
+    keyed = p.readFrom(Sources.items(WORDS)).groupingKey(lambda word: word[2])
+    keyed.mapStateful(list, lambda state, key, word: word).setLocalParallelism(2).writeTo(Sinks.noop())
+    line = here() - 1
+    with pytest.raises(UserFunctionError) as raised:
+        jet.newJob(p).join()
+    assert str(raised.value) == (
+        f"Stage 'map-stateful-keyed' (defined at {THIS_FILE}:{line}) failed on item 'to': "
+        "IndexError: string index out of range"
+    )
+
+
+class FailingProcessor(AbstractProcessor):
+    """A processor of one's own that fails on its first item."""
+
+    def tryProcess0(self, item) -> bool:
+        """Refuse the item."""
+        raise ValueError(f"cannot take {item}")
+
+
+def test_a_processor_of_ones_own_that_raises_names_its_stage_and_line(jet):
+    p = Pipeline.create()
+    p.readFrom(Sources.items(WORDS)).customTransform("mine", FailingProcessor).writeTo(Sinks.noop())
+    line = here() - 1
+    with pytest.raises(UserFunctionError) as raised:
+        jet.newJob(p).join()
+    assert str(raised.value) == f"Stage 'mine' (defined at {THIS_FILE}:{line}) failed on item 'to': ValueError: cannot take to"
