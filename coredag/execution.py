@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 import attrs
+from py4j.protocol import Py4JError
 from pyspark import RDD, SparkContext, StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.status import SparkStageInfo, StatusTracker
@@ -81,6 +82,28 @@ def embeddedSession(master: str = "local[*]", appName: str = "sparkjet") -> Spar
 def activeSession() -> SparkSession | None:
     """Return the SparkSession active in this process, if any."""
     return SparkSession.getActiveSession()
+
+
+StageInfo = SparkStageInfo
+"""What Spark's status tracker says of a stage: its id, its tasks, how many are done, failed."""
+
+
+def runningStages(jobName: str) -> tuple[list[int], list[StageInfo]]:
+    """Return the ids of the Spark stages the sparkjet job ``jobName`` has so far and the infos
+    of those running; nothing when no SparkContext is active (or it stops meanwhile)."""
+    # PySpark's own SparkSession.getActiveSession reads the same class attribute; a context still
+    # starting has no _jsc yet, one stopped has None.
+    javaContext = getattr(SparkContext._active_spark_context, "_jsc", None)
+    if javaContext is None:
+        return [], []
+    tracker = StatusTracker(javaContext.statusTracker())
+    try:
+        sparkJobs = [tracker.getJobInfo(job) for job in tracker.getJobIdsForGroup(jobName)]
+        stageIds = sorted({stageId for info in sparkJobs if info is not None for stageId in info.stageIds})
+        active = set(tracker.getActiveStageIds()).intersection(stageIds)
+        return stageIds, [info for info in map(tracker.getStageInfo, active) if info is not None]
+    except Py4JError:
+        return [], []
 
 
 @attrs.frozen

@@ -10,9 +10,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import TextIO
 
-from py4j.protocol import Py4JError
-from pyspark import SparkContext
-from pyspark.status import SparkStageInfo, StatusTracker
+from coredag.execution import StageInfo, runningStages
 
 INTERVAL = 0.5
 """Seconds between two looks at the status tracker."""
@@ -21,7 +19,7 @@ CLEAR_LINE = "\r\x1b[K"
 """Back to the start of the line, and erase it."""
 
 
-def progressText(jobName: str, stageIds: Sequence[int], running: Sequence[SparkStageInfo]) -> str:
+def progressText(jobName: str, stageIds: Sequence[int], running: Sequence[StageInfo]) -> str:
     """Return ``job-1: stage 3/5 · tasks 12/16`` for a job whose ``running`` stages are among its
     ``stageIds``: the stage is the last running one's position; the tasks are the running ones'."""
     position = sum(1 for stageId in stageIds if stageId <= max(info.stageId for info in running))
@@ -32,12 +30,9 @@ def progressText(jobName: str, stageIds: Sequence[int], running: Sequence[SparkS
     return text + (f" · {failed} failed" if failed else "")
 
 
-def jobProgress(tracker: StatusTracker, jobName: str) -> str:
+def jobProgress(jobName: str) -> str:
     """Return the progress of the sparkjet job ``jobName``, or '' when none of its stages runs."""
-    sparkJobs = tracker.getJobIdsForGroup(jobName)
-    stageIds = sorted({stageId for sparkJob in sparkJobs for stageId in _stageIds(tracker, sparkJob)})
-    active = set(tracker.getActiveStageIds()).intersection(stageIds)
-    running = [info for info in map(tracker.getStageInfo, active) if info is not None]
+    stageIds, running = runningStages(jobName)
     return progressText(jobName, stageIds, running) if running else ""
 
 
@@ -51,17 +46,13 @@ class ProgressLine:
 
     def poll(self) -> None:
         """Look at the active SparkContext's status tracker once; rewrite the line if it changed."""
-        tracker = _activeStatusTracker()
-        progress = [jobProgress(tracker, job.name) for job in list(self._jobs)] if tracker else []
+        progress = [jobProgress(job.name) for job in list(self._jobs)]
         self._show(" | ".join(text for text in progress if text))
 
     def pollUntil(self, stopped: threading.Event, interval: float) -> None:
         """Poll every ``interval`` seconds until ``stopped`` is set."""
         while not stopped.wait(interval):
-            try:
-                self.poll()
-            except Py4JError:  # the SparkContext stopped between two calls of one poll
-                continue
+            self.poll()
 
     def clear(self) -> None:
         """Erase the line, if anything is shown."""
@@ -95,15 +86,3 @@ def showingProgress(
         stopped.set()
         poller.join()
         line.clear()
-
-
-def _activeStatusTracker() -> StatusTracker | None:
-    # PySpark's own SparkSession.getActiveSession reads the same class attribute; a context still
-    # starting has no _jsc yet, one stopped has None.
-    javaContext = getattr(SparkContext._active_spark_context, "_jsc", None)
-    return StatusTracker(javaContext.statusTracker()) if javaContext is not None else None
-
-
-def _stageIds(tracker: StatusTracker, sparkJob: int) -> list[int]:
-    info = tracker.getJobInfo(sparkJob)
-    return list(info.stageIds) if info is not None else []
