@@ -98,8 +98,7 @@ def runningStages(jobName: str) -> tuple[list[int], list[StageInfo]]:
         return [], []
     tracker = StatusTracker(javaContext.statusTracker())
     try:
-        sparkJobs = [tracker.getJobInfo(job) for job in tracker.getJobIdsForGroup(jobName)]
-        stageIds = sorted({stageId for info in sparkJobs if info is not None for stageId in info.stageIds})
+        stageIds = sorted(_stageIdsOf(tracker, jobName))
         active = set(tracker.getActiveStageIds()).intersection(stageIds)
         return stageIds, [info for info in map(tracker.getStageInfo, active) if info is not None]
     except Py4JError:
