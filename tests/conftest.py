@@ -2,6 +2,7 @@
 
 import pathlib
 import re
+import sys
 from collections import Counter
 
 import pytest
@@ -14,6 +15,11 @@ settings.load_profile("sparkjet")
 PROJECT = pathlib.Path(__file__).resolve().parent.parent
 CORPUS = PROJECT / "tutorials" / "data" / "tinyshakespeare.txt"
 APP_NAME = "sparkjet-tests"
+
+
+def here() -> int:
+    """Return the line of the caller: where a test defined the stage it expects in a message."""
+    return sys._getframe(1).f_lineno
 
 
 def tokenize(line: str) -> list[str]:

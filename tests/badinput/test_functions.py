@@ -2,24 +2,19 @@
 capturing an open file or a lock."""
 
 import os
-import sys
 import threading
 
 import pytest
 
 from coredag import UserFunctionError
 from pipeline import Pipeline, PipelineError, Sinks, Sources
+from tests.conftest import here
 
 THIS_FILE = os.path.basename(__file__)
 UNPICKLABLE = (
     "cannot be pickled, so Spark cannot send it to its workers ({cause}). Do not capture open files, locks, "
     "connections or other process-bound objects in it; create them inside the function instead"
 )
-
-
-def here() -> int:
-    """Return the line of the caller."""
-    return sys._getframe(1).f_lineno
 
 
 @pytest.mark.spark

@@ -2,22 +2,17 @@
 
 import os
 import re
-import sys
 
 import pytest
 
 from coredag import JobError
 from pipeline import JoinClause, Pipeline, PipelineError, Sinks, Sources
+from tests.conftest import here
 
 THIS_FILE = os.path.basename(__file__)
 LIMIT = 1024
 ORDERS = [(n % 20, f"order {n}") for n in range(50)]
 CUSTOMERS = [(n, f"customer {n}", f"{n} Long Street, Springfield, Far Country, Planet Earth") for n in range(20)]
-
-
-def here() -> int:
-    """Return the line of the caller."""
-    return sys._getframe(1).f_lineno
 
 
 def first(entry: tuple):

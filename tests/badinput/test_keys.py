@@ -1,22 +1,17 @@
 """Keys that are not what a pipeline expects: None, unhashable, a key function that raises."""
 
 import os
-import sys
 from collections import Counter
 
 import pytest
 
 from coredag import AbstractProcessor, UserFunctionError
 from pipeline import AggregateOperations, Pipeline, Sinks, Sources
+from tests.conftest import here
 
 pytestmark = pytest.mark.spark
 THIS_FILE = os.path.basename(__file__)
 WORDS = ["to", "be", "or", "not", "to", "be"]
-
-
-def here() -> int:
-    """Return the line of the caller."""
-    return sys._getframe(1).f_lineno
 
 
 def first(pair: tuple):

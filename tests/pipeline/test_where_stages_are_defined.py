@@ -2,7 +2,6 @@
 
 import os
 import pickle
-import sys
 import threading
 
 import pytest
@@ -10,13 +9,9 @@ import pytest
 from coredag.errors import SourceLocation
 from pipeline import AggregateOperations, Pipeline, PipelineError, Sinks, Sources
 from pipeline.transforms import MapTransform
+from tests.conftest import here
 
 THIS_FILE = os.path.basename(__file__)
-
-
-def here() -> int:
-    """Return the line of the caller."""
-    return sys._getframe(1).f_lineno
 
 
 def definedAt(stage) -> SourceLocation:

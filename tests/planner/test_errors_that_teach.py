@@ -15,17 +15,12 @@ from coredag.processor import ProcessorContext
 from pipeline import AggregateOperations, Pipeline, Sinks, Sources
 from planner import plan
 from planner.cli import main
-from tests.conftest import PROJECT
+from tests.conftest import PROJECT, here
 
 THIS_FILE = os.path.basename(__file__)
 CONTEXT = ProcessorContext("v", 0, 1)
 NOT_THE_USERS = re.compile(r"pyspark|py4j|coredag|planner|pipeline[/\\]|runpy|concurrent")
 JVM_TRACE = re.compile(r"at org\.apache|Py4JJavaError")
-
-
-def here() -> int:
-    """Return the line of the caller."""
-    return sys._getframe(1).f_lineno
 
 
 def runVertex(p: Pipeline, vertexName: str, items: list) -> list:

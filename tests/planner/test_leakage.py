@@ -1,6 +1,5 @@
 """The leakage check: a stage that feeds nothing (other than a sink) is a planning error."""
 
-import sys
 
 import pytest
 
@@ -8,13 +7,9 @@ from pipeline import Pipeline, Sinks, Sources
 from pipeline.naming import makeNamesUnique
 from planner import PlanningError, plan
 from planner.leakage import rejectDanglingStages
+from tests.conftest import here
 
 ADVICE = "attach a stage or a sink (writeTo) to each, or remove it"
-
-
-def here() -> int:
-    """Return the line of the caller."""
-    return sys._getframe(1).f_lineno
 
 
 def test_one_dangling_map_is_named_in_the_error():
