@@ -29,7 +29,7 @@ from coredag.edge import Edge, RoutingPolicy
 from coredag.errors import DagError, JobError, UserFunctionError, shorten
 from coredag.metrics import CountsAccumulatorParam, JobMetrics, TaskMetrics
 from coredag.partitioner import DefaultPartitioner
-from coredag.sinks import CollectToList, CreateDataFrame, SaveAsTextFiles, SinkSupplier
+from coredag.sinks import CollectToList, CreateDataFrame, ListSinkP, SaveAsTextFiles, SinkSupplier
 from coredag.standard import StandardProcessorSupplier, batched
 from coredag.tasklet import TaskletSpec, runPartitionBatches
 from coredag.transport import TRANSPORTED, TransportedError, restoreError, summarizeFailure
@@ -129,6 +129,7 @@ def executeDag(
     default = 1 if _isSmallJob(dag) else sc.defaultParallelism
     parallelism = {v.name: v.determineLocalParallelism(default) for v in dag}
     _checkIsolatedEdges(dag, parallelism)
+    parallelism = _listSinksBesideTheirUpstream(dag, parallelism)
     suppliers = {v.name: v.processorSupplier for v in dag}
     counts = sc.accumulator(Counter(), CountsAccumulatorParam())
     builder = _RddBuilder(spark, dag, parallelism, suppliers, jobName, counts)
@@ -284,6 +285,24 @@ def _checkIsolatedEdges(dag: DAG, parallelism: dict[str, int]) -> None:
                 f"vertex parallelism ({downstream}) is less than the upstream vertex "
                 f"parallelism ({upstream})"
             )
+
+
+def _listSinksBesideTheirUpstream(dag: DAG, parallelism: dict[str, int]) -> dict[str, int]:
+    """Return ``parallelism`` with each list sink fed by one local unicast or isolated edge
+    running at its upstream's parallelism. Its items go to the driver in partition order either
+    way, so this gives the same list, and the upstream's processors keep their own tasks
+    instead of being coalesced into the sink's one."""
+    beside = {}
+    for vertex in dag:
+        inbound = dag.getInboundEdges(vertex.name)
+        if (
+            isinstance(vertex.processorSupplier, ListSinkP)
+            and len(inbound) == 1
+            and not inbound[0].isDistributed
+            and inbound[0].routing in (RoutingPolicy.UNICAST, RoutingPolicy.ISOLATED)
+        ):
+            beside[vertex.name] = parallelism[inbound[0].sourceName]
+    return {**parallelism, **beside}
 
 
 def _runTerminalVertices(

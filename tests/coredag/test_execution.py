@@ -259,3 +259,25 @@ def test_a_source_task_leaves_its_python_worker_alive_for_reuse(jet):
     time.sleep(1)
     for pid in set(jet.getList("workerPids")):
         os.kill(pid, 0)
+
+
+class TagWithSparkTask(AbstractProcessor):
+    """Emits ``(globalProcessorIndex, the Spark task's partition)`` for every item."""
+
+    def tryProcess(self, ordinal=None, item=None) -> bool:
+        from pyspark import TaskContext
+
+        if ordinal is None:
+            return True
+        return self.tryEmit((self.context.globalProcessorIndex, TaskContext.get().partitionId()))
+
+
+def test_a_list_sink_of_parallelism_one_leaves_each_upstream_processor_its_own_task(jet):
+    """Coalescing the upstream into the sink's one task would run its processors one after
+    another; the list is the same either way."""
+    dag = DAG()
+    source = dag.newVertex("source", ItemsP(tuple(range(40))), 3)
+    tagger = dag.newVertex("tagger", TagWithSparkTask, 3)
+    sink = dag.newVertex("sink", ListSinkP("received"), 1)
+    dag.edge(Edge.between(source, tagger).isolated()).edge(Edge.between(tagger, sink))
+    assert sorted(set(received(jet, dag))) == [(0, 0), (1, 1), (2, 2)]
