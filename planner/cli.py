@@ -7,7 +7,7 @@ import sys
 
 from coredag.dag import DAG
 from coredag.errors import reducedTraceback
-from planner.jet import MASTER_VARIABLE, watchingJobs
+from planner.jet import MASTER_VARIABLE, OnlyPlanned, watchingJobs
 from planner.planning import PlannedDag, plan
 from planner.render import writePlanSvg
 
@@ -46,13 +46,14 @@ def main(argv: list[str] | None = None) -> int:
     runCommand.add_argument("--html", metavar="FILE", help="write each job's report page (plan, figures)")
     runCommand.add_argument("script")
     runCommand.add_argument("scriptArgs", nargs=argparse.REMAINDER, help="the script's own arguments")
+    argv = sys.argv[1:] if argv is None else argv
     args, unknown = parser.parse_known_args(argv)
     if args.command == "run" and unknown:
         runCommand.error(
             f"unrecognized arguments: {' '.join(unknown)} (sparkjet's options go before SCRIPT, "
             "the script's own after it)"
         )
-    scriptArgs = args.scriptArgs if args.command == "run" else unknown
+    scriptArgs = _withSeparator(argv, args.script, args.scriptArgs) if args.command == "run" else unknown
     if not os.path.isfile(args.script):
         print(f"sparkjet: no script at '{args.script}'", file=sys.stderr)
         return 2
@@ -101,9 +102,13 @@ def runAndReport(script: str, scriptArgs: list[str], svg: str | None, html: str 
 def planScript(
     script: str, scriptArgs: list[str], svg: str | None, dot: str | None, explain: bool = False
 ) -> int:
-    """Run ``script`` with jobs captured, not run; draw or print each job's plan."""
+    """Run ``script`` with jobs captured, not run, until it asks a job for its figures; draw or
+    print each job's plan."""
     with watchingJobs(runs=False) as jobs:
-        runScript(script, scriptArgs)
+        try:
+            runScript(script, scriptArgs)
+        except OnlyPlanned as stop:
+            print(f"sparkjet: {script} stopped where it asked for figures: {stop}", file=sys.stderr)
     if not jobs:
         print(f"sparkjet: {script} submitted no job", file=sys.stderr)
         return 1
@@ -122,6 +127,15 @@ def planScript(
         if not dot and not svg and not explain:
             print(dag.toDotString())
     return 0
+
+
+def _withSeparator(argv: list[str], script: str, scriptArgs: list[str]) -> list[str]:
+    """Return ``scriptArgs`` with the ``--`` argparse drops when it follows SCRIPT: the script
+    gets it, as ``python SCRIPT -- x`` would give it."""
+    start = len(argv) - len(scriptArgs)
+    if argv[start - 2 : start] == [script, "--"]:
+        return ["--", *scriptArgs]
+    return scriptArgs
 
 
 def _numbered(path: str, number: int) -> str:

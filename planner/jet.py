@@ -45,6 +45,10 @@ def watchingJobs(runs: bool) -> "Iterator[list[Job]]":
         _jobWatch.reset(token)
 
 
+class OnlyPlanned(JobError):
+    """A script run by ``sparkjet plan`` asked a job for what only running it gives."""
+
+
 class Job:
     """A submitted job; ``join()`` waits for it and raises its error, if any."""
 
@@ -78,7 +82,7 @@ class Job:
         per fused stage, busy time per vertex, items and bytes through each edge."""
         metrics = self._future.result()
         if metrics is None:
-            raise JobError(f"Job '{self.name}' was only planned (sparkjet plan): it has no metrics")
+            raise OnlyPlanned(f"Job '{self.name}' was only planned (sparkjet plan): it has no metrics")
         return metrics
 
     def renderSvg(self, path: str) -> tuple[str, str | None]:

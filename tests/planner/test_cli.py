@@ -1,6 +1,7 @@
 """The sparkjet command: plan a script without running it, run it with drawings, reports and
 progress, and report failures in one line."""
 
+import pathlib
 import sys
 
 import pytest
@@ -38,6 +39,15 @@ def test_plan_prints_the_core_dag_without_running(script, capsys):
     out = capsys.readouterr().out
     assert "script ran" in out
     assert '"group-and-aggregate-prepare" -> "group-and-aggregate"' in out
+
+
+def test_plan_of_a_script_that_asks_for_figures_plans_the_jobs_before_it_stops(tmp_path, capsys):
+    tutorial = pathlib.Path(__file__).resolve().parents[2] / "tutorials" / "05_seeing_your_plan.py"
+    assert main(["plan", str(tutorial), "--output", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    assert '"count each long word-prepare" -> "count each long word"' in captured.out
+    assert "stopped where it asked for figures: Job 'job-" in captured.err
+    assert "was only planned (sparkjet plan): it has no metrics" in captured.err
 
 
 def test_plan_writes_dot_and_svg(script, tmp_path, capsys):
@@ -136,6 +146,15 @@ def test_run_gives_the_script_everything_after_it(tmp_path):
     assert main(["run", str(script), "--svg", str(tmp_path / "theirs.svg"), "--master", "x"]) == 0
     assert seen.read_text() == repr(["--svg", str(tmp_path / "theirs.svg"), "--master", "x"])
     assert not (tmp_path / "theirs.svg").exists()
+
+
+@pytest.mark.parametrize("scriptArgs", [["--", "x"], ["--"], ["a", "--", "x"], ["--", "--", "x"]])
+def test_run_gives_the_script_a_separator_as_python_would(tmp_path, scriptArgs):
+    seen = tmp_path / "argv.txt"
+    script = tmp_path / "echo_args.py"
+    script.write_text(f"import sys\nopen({str(seen)!r}, 'w').write(repr(sys.argv[1:]))\n")
+    assert main(["run", str(script), *scriptArgs]) == 0
+    assert seen.read_text() == repr(scriptArgs)
 
 
 def test_run_refuses_an_unknown_option_before_the_script(tmp_path, capsys):
