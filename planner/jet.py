@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 from coredag.dag import DAG
-from coredag.errors import JobError
+from coredag.errors import DagError, JobError
 from coredag.metrics import JobMetrics
 from coredag.standard import preflightDag
 from pipeline.pipeline import Pipeline
@@ -68,7 +68,16 @@ class Job:
     def join(self) -> None:
         """Wait until the job completes; raise the error that failed it (CancelledError if
         ``cancel()`` stopped it)."""
-        self._future.result()
+        self._result()
+
+    def _result(self) -> JobMetrics | None:
+        """Return the job's metrics once it completes. sparkjet's own errors say what and where
+        in their message (and chain the user's frames), so they are raised from here without
+        the frames of the thread that ran the job."""
+        try:
+            return self._future.result()
+        except (JobError, DagError) as error:
+            raise error.with_traceback(None)
 
     def cancel(self) -> None:
         """Stop the job, as Jet's ``Job.cancel()`` does: its Spark jobs are cancelled at once
@@ -80,7 +89,7 @@ class Job:
     def metrics(self) -> JobMetrics:
         """Wait until the job completes; return what it did: items in and out per vertex and
         per fused stage, busy time per vertex, items and bytes through each edge."""
-        metrics = self._future.result()
+        metrics = self._result()
         if metrics is None:
             raise OnlyPlanned(f"Job '{self.name}' was only planned (sparkjet plan): it has no metrics")
         return metrics

@@ -5,6 +5,7 @@ import os
 import pickle
 import re
 import subprocess
+import traceback
 import sys
 
 import pytest
@@ -189,6 +190,9 @@ def test_a_failing_map_on_spark_chains_the_original_and_keeps_only_the_users_fra
         "ZeroDivisionError: division by zero",
     ]
     assert error.__notes__ == [f"Where the user's code raised it, in a Spark worker:\n{error.traceback.rstrip()}"]
+    assert {frame.filename for frame in traceback.extract_tb(error.__traceback__)} == {
+        __file__, os.path.join(PROJECT, "planner", "jet.py")
+    }
 
 
 @pytest.mark.spark
