@@ -1,6 +1,7 @@
 """Running a Core DAG on PySpark: vertices become partitions, edges narrow links or shuffles.
 
-This is the only module that imports pyspark.
+This module, and on the workers' side coredag.worker_daemon, are the only ones that import
+pyspark.
 """
 
 import concurrent.futures
@@ -56,8 +57,8 @@ def retryingMaster(master: str) -> str:
 def embeddedSession(master: str = "local[*]", appName: str = "sparkjet") -> SparkSession:
     """Return the active SparkSession, or start one whose Python workers run this
     interpreter with this ``sys.path`` (so they import what the driver imports, on a cluster
-    too, where the file system is shared); a local ``master`` retries failed tasks (see
-    ``retryingMaster``)."""
+    too, where the file system is shared) and import PySpark compiled (see
+    coredag.worker_daemon); a local ``master`` retries failed tasks (see ``retryingMaster``)."""
     active = activeSession()
     if active is not None:
         return active
@@ -74,6 +75,7 @@ def embeddedSession(master: str = "local[*]", appName: str = "sparkjet") -> Spar
         .config("spark.sql.shuffle.partitions", "8")
         .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{_LOG4J2}")
         .config("spark.executorEnv.PYTHONPATH", os.environ["PYTHONPATH"])
+        .config("spark.python.daemon.module", "coredag.worker_daemon")
         .getOrCreate()
     )
     return session

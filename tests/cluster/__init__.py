@@ -13,6 +13,7 @@ END_TO_END = (
     "tests/planner/test_batch_stages_jobs.py::test_hash_join",
     "tests/planner/test_batch_stages_jobs.py::test_inner_hash_join",
     "tests/coredag/test_routing_matrix.py",
+    "tests/coredag/test_worker_daemon.py",
     "tests/tutorials/",
     "tests/cluster/",
 )
