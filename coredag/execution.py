@@ -164,8 +164,12 @@ def _removeWritten(sc: SparkContext, control: "JobControl", written: list[str]) 
 
 
 POLL_SECONDS = 0.1
-"""How often the driver looks at a running job's Spark jobs, to cancel them when asked or when
-a task failed with the job's own error."""
+"""How often a failed job looks whether its last tasks ended."""
+
+WATCH_PAUSES = (0.1, 0.2, 0.4, 0.8, 1.0)
+"""The pauses between the driver's looks at a running job's Spark jobs, for a task failed
+with the job's own error; the last repeats. Each look is a few calls into the JVM, which
+competes with the Python workers for the CPUs, so a long job is looked at once a second."""
 
 ENDING_SECONDS = 10.0
 """How long a failed job waits for its last tasks to end before it removes their output."""
@@ -179,14 +183,17 @@ class JobControl:
         self.jobName = jobName
         self.cancelled = False
         self.failure: Exception | None = None
+        self._woken = threading.Event()
 
     def cancel(self) -> None:
-        """Ask the job to stop: its Spark jobs are cancelled within ``POLL_SECONDS``."""
+        """Ask the job to stop: the watcher cancels its Spark jobs at once."""
         self.cancelled = True
+        self._woken.set()
 
     @contextlib.contextmanager
     def watching(self, sc: SparkContext) -> Iterator[None]:
-        """Look at the job's Spark jobs every ``POLL_SECONDS`` while the block runs them."""
+        """Look at the job's Spark jobs after each of ``WATCH_PAUSES``, and when ``cancel()``
+        is called, while the block runs them."""
         stopped = threading.Event()
         watcher = threading.Thread(
             target=self._watch, args=(sc, stopped), name=f"sparkjet-watch-{self.jobName}", daemon=True
@@ -196,6 +203,7 @@ class JobControl:
             yield
         finally:
             stopped.set()
+            self._woken.set()
             watcher.join()
 
     def awaitTasksEnded(self, sc: SparkContext) -> None:
@@ -223,7 +231,13 @@ class JobControl:
 
     def _watch(self, sc: SparkContext, stopped: threading.Event) -> None:
         tracker = sc.statusTracker()
-        while not stopped.wait(POLL_SECONDS):
+        pauses = itertools.chain(WATCH_PAUSES, itertools.repeat(WATCH_PAUSES[-1]))
+        stopping = False
+        while True:
+            self._woken.wait(POLL_SECONDS if stopping else next(pauses))
+            self._woken.clear()
+            if stopped.is_set():
+                return
             if self.failure is None:
                 self.failure = _jobErrorOfFailedTask(sc, tracker, self.jobName)
             stopping = self.cancelled or self.failure is not None
