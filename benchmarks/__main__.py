@@ -10,7 +10,7 @@ import sys
 
 import attrs
 
-from benchmarks import inputs, machine, report
+from benchmarks import inputs, machine, pyspy, report
 from benchmarks.inputs import PROJECT
 from benchmarks.suites import Run, Suite, runSuite
 from benchmarks.variants import TINY, WORD_COUNT
@@ -28,6 +28,12 @@ def parseArgs(argv: list[str] | None) -> argparse.Namespace:
     add = parser.add_argument
     add("--repetitions", type=int, default=3, help="fresh processes per variant and input")
     add("--sizes", default="100,500", help="corpus sizes in MiB, comma-separated; empty for none")
+    add(
+        "--second-job-sizes",
+        dest="secondJobSizes",
+        default="100",
+        help="corpus sizes in MiB whose Spark variants run their job again in the same session",
+    )
     add("--variants", default=",".join(WORD_COUNT), help="word-count variants, comma-separated")
     add("--scale", action="store_true", help="add the high-cardinality input (--keys keys)")
     add("--keys", type=int, help=f"distinct keys of --scale (default {DEFAULT_KEYS:,})")
@@ -36,6 +42,7 @@ def parseArgs(argv: list[str] | None) -> argparse.Namespace:
     add("--results", help="the report (default benchmarks/RESULTS.md; --quick: in the workdir)")
     add("--timeout", type=float, default=3600, help="seconds before a process is killed")
     add("--nice", type=int, default=0, help="niceness of the measured processes (root for < 0)")
+    add("--no-profile", dest="noProfile", action="store_true", help="no py-spy profile at the end")
     args = parser.parse_args(argv)
     args.variants = tuple(name for name in args.variants.split(",") if name)
     unknown = [name for name in args.variants if name not in WORD_COUNT]
@@ -43,8 +50,11 @@ def parseArgs(argv: list[str] | None) -> argparse.Namespace:
         choices = ", ".join(WORD_COUNT)
         parser.error(f"--variants: unknown {unknown or 'none given'}; choose from {choices}")
     args.sizes = [int(size) for size in args.sizes.split(",") if size]
+    args.secondJobSizes = [int(size) for size in args.secondJobSizes.split(",") if size]
     if args.quick:
-        args.sizes, args.repetitions = [1], 1
+        args.sizes, args.secondJobSizes, args.repetitions = [1], [1], 1
+    if not args.noProfile and pyspy.executable() is None:
+        parser.error("py-spy is not installed: pip install -e '.[bench]', or pass --no-profile")
     args.keys = args.keys or (QUICK_KEYS if args.quick else DEFAULT_KEYS)
     args.workdir = pathlib.Path(args.workdir)
     default = (
@@ -67,7 +77,10 @@ def buildSuites(args: argparse.Namespace) -> list[Suite]:
     for size in args.sizes:
         for files in LAYOUTS:
             corpus = inputs.corpusInput(root, size, files)
-            suites.append(Suite("word-count", corpus.name, corpus, args.variants))
+            secondJob = size in args.secondJobSizes
+            suites.append(
+                Suite("word-count", corpus.name, corpus, args.variants, secondJob, targeted=True)
+            )
     if args.scale:
         keys = inputs.keysInput(root, args.keys)
         suites.append(Suite("word-count", f"High cardinality: {keys.name}", keys, args.variants))
@@ -96,8 +109,18 @@ def header(args: argparse.Namespace, start: Start) -> dict[str, str]:
         **({"sparkjet commit at the end": commit} if changed else {}),
         "Load average (1, 5, 15 min) at start / now": f"{start.load} / {machine.loadAverage()}",
         "Repetitions": f"{args.repetitions} per variant and input, {ORDER}",
+        "Second job": secondJobFact(args),
         "Niceness": f"{args.nice} for the harness and every measured process's scheduling group",
     }
+
+
+def secondJobFact(args: argparse.Namespace) -> str:
+    """Return which inputs' Spark variants run a second job in the same session."""
+    sizes = [size for size in args.sizes if size in args.secondJobSizes]
+    if not sizes:
+        return "none"
+    listed = ", ".join(f"{size} MiB" for size in sizes)
+    return f"the Spark variants run their job again in the same session on the corpus of {listed}"
 
 
 def now() -> datetime.datetime:
@@ -106,11 +129,36 @@ def now() -> datetime.datetime:
 
 
 def write(
-    args: argparse.Namespace, start: Start, suites: list[Suite], runs: list[Run], status: str
+    args: argparse.Namespace,
+    start: Start,
+    suites: list[Suite],
+    runs: list[Run],
+    status: str,
+    recording: pyspy.Recording | None = None,
 ):
     """Write the report as it stands."""
     args.results.parent.mkdir(parents=True, exist_ok=True)
-    args.results.write_text(report.render(header(args, start), suites, runs, status))
+    args.results.write_text(report.render(header(args, start), suites, runs, status, recording))
+
+
+def profileWorkers(
+    args: argparse.Namespace, suites: list[Suite], runs: list[Run], start: Start
+) -> pyspy.Recording | None:
+    """Run sparkjet once more under py-spy on the smallest one-file corpus, if the run has one."""
+    if args.noProfile:
+        return None
+    suite = pyspy.profiledSuite(suites)
+    if suite is None:
+        print("No corpus input, so no profile of sparkjet's workers.", flush=True)
+        return None
+    print(f"Profiling sparkjet's workers on {suite.title} with py-spy ...", flush=True)
+    status = f"**Incomplete**: {len(runs)} processes; profiling sparkjet's workers."
+    write(args, start, suites, runs, status)
+    recording = pyspy.recordProfile(
+        pyspy.executable(), suite, args.workdir, args.timeout, args.nice
+    )
+    print(f"Profiled: counts {report.verdict(recording.run)}; samples in {recording.rawPath}")
+    return recording
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -132,7 +180,9 @@ def main(argv: list[str] | None = None) -> None:
 
     for suite in suites:
         runSuite(suite, args.repetitions, args.workdir, args.timeout, args.nice, onRun)
-    write(args, start, suites, runs, f"Complete: {len(runs)} processes.")
+    recording = profileWorkers(args, suites, runs, start)
+    profiled = " and the profiled one" if recording is not None else ""
+    write(args, start, suites, runs, f"Complete: {len(runs)} processes{profiled}.", recording)
     (args.workdir / "runs.json").write_text(json.dumps([rawRun(run) for run in runs], indent=1))
     print(args.results.read_text())
     print(f"Written to {args.results}; raw runs in {args.workdir / 'runs.json'}")

@@ -24,6 +24,7 @@ class Input:
     name: str
     directory: str
     size: int
+    fileCount: int
     description: str
     expected: dict
 
@@ -76,6 +77,7 @@ def corpusInput(root: pathlib.Path, sizeMiB: int, fileCount: int) -> Input:
         name=f"{sizeMiB} MiB, {fileCount} file{'s' if fileCount > 1 else ''}",
         directory=str(directory),
         size=size,
+        fileCount=fileCount,
         description=f"the corpus {copies} times ({size:,} bytes) in {fileCount} file(s)",
         expected=expected,
     )
@@ -122,6 +124,7 @@ def tinyInput(root: pathlib.Path) -> Input:
         name="10 lines",
         directory=str(directory),
         size=directorySize(directory),
+        fileCount=1,
         description=f"the first {TINY_LINES} lines of the corpus ({len(text)} bytes)",
         expected=summarize(corpusCounts(text).items()),
     )
@@ -151,6 +154,7 @@ def keysInput(root: pathlib.Path, keyCount: int) -> Input:
         name=f"{keyCount:,} keys",
         directory=str(directory),
         size=size,
+        fileCount=1,
         description=f"{keyCount:,} distinct keys in {lines:,} lines ({size:,} bytes), one file",
         expected=summarize((f"k{key:0{width}d}", 1 + key % 2) for key in range(keyCount)),
     )

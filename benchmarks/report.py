@@ -2,10 +2,23 @@
 
 import pathlib
 import re
-import statistics
-from collections.abc import Callable
 
+from benchmarks import targets
+from benchmarks.figures import (
+    coldSeconds,
+    jobSeconds,
+    median,
+    medianOf,
+    mib,
+    pairedRatio,
+    ratio,
+    secondJobSeconds,
+    seconds,
+)
 from benchmarks.inputs import MIB
+from benchmarks.markdown import head, row
+from benchmarks.profile import Function, Summary
+from benchmarks.pyspy import RATE, Recording
 from benchmarks.suites import Run, Suite
 
 BASELINE = "rdd"
@@ -21,13 +34,22 @@ LEGEND = (
     "\"Other programs' CPUs\" is the machine's busy CPU time not spent by the measured tree, "
     "averaged over its run: near 0 on a quiet machine; higher, other programs ran meanwhile "
     '(see benchmarks/README.md). "ok": the counts equal those computed independently from the '
-    "corpus (SHA-256 of the sorted items, total and distinct words)."
+    "corpus (SHA-256 of the sorted items, total and distinct words). Second job, where a table "
+    "has one: each Spark variant runs the same job again in the same session, after the first, "
+    "so after the JVM's and the Python workers' warm-up (the first job has loaded and compiled "
+    "Spark's code in the JVM and started PySpark's daemon and the Python workers Spark reuses); "
+    "its counts must equal the first job's, else the process fails. Plain Python has no session "
+    "and no second job; \"second job ÷ plain Python\" divides by plain Python's job time of the "
+    "same repetition. Wall time, CPU time and peak RSS of a process with a second job cover both "
+    "jobs; its job time remains the first job's."
 )
 WORD_COUNT_COLUMNS = (
     "variant",
     "job s (median)",
     "job s per repetition",
     "job ÷ RDD (median of pairs)",
+    "second job s (median)",
+    "second job ÷ plain Python (median of pairs)",
     "wall s (median)",
     "MiB/s (job)",
     "CPU s (median)",
@@ -48,6 +70,28 @@ TINY_COLUMNS = (
     "other programs' CPUs (max)",
     "counts",
 )
+PLAIN_PYTHON = "python"
+PROFILE_LEGEND = (
+    "py-spy samples every thread of each Python process the command starts (the driver, the "
+    "PySpark daemon the JVM starts, the Python workers the daemon forks) "
+    f"{RATE} times a second without pausing it (`--nonblocking`), and keeps a sample only when "
+    f"the thread is not idle: a thread's samples ÷ {RATE} approximate its busy seconds. The JVM "
+    "is not sampled. Time in C code (the regular-expression engine, `Counter`, pickling, socket "
+    "writes) counts for the Python function that called it. A function's self samples are those "
+    "it was the innermost frame of; its total samples, those it was anywhere on the stack of, "
+    "once per stack. Generators nest, so the frames that pull items through a worker's task are "
+    "on nearly all of its samples, whatever runs below them. Origins: the user's code is "
+    "`benchmarks/words.py` and `benchmarks/variants/`; sparkjet is `coredag/`, `pipeline/` and "
+    "`planner/`; PySpark is `pyspark/` and its `py4j/`; the standard library includes its frozen "
+    "modules (`<frozen …>`); other is the rest (attrs, toolz, generated code)."
+)
+PROCESS_COLUMNS = (
+    "process",
+    "processes sampled",
+    "samples",
+    f"≈ busy s (samples ÷ {RATE})",
+    "share of all samples",
+)
 PLANNING_COLUMNS = (
     "map stages",
     "Core DAG vertices after fusion",
@@ -62,7 +106,8 @@ def verdict(run: Run) -> str:
     if run.finished.returncode is None:
         return "TIMEOUT (killed)"
     if not run.succeeded:
-        return f"FAILED (exit {run.finished.returncode})"
+        code = run.finished.returncode
+        return f"FAILED ({'no result written' if code == 0 else f'exit {code}'})"
     if run.suite.input is None:
         return "—"
     if "digest" not in run.result or run.result["digest"] == run.suite.input.expected["digest"]:
@@ -73,73 +118,15 @@ def verdict(run: Run) -> str:
 def progressLine(run: Run) -> str:
     """Return the console line printed as each process ends."""
     done = run.succeeded and "jobSeconds" in run.result
-    job = f"job {run.result['jobSeconds']:8.2f} s" if done else " " * 15
+    job = f"job {jobSeconds(run):8.2f} s" if done else " " * 15
+    second = secondJobSeconds(run) if done else None
+    again = f"  second job {second:6.2f} s" if second is not None else " " * 21
     return (
         f"[{run.suite.title} · repetition {run.repetition + 1}] {run.variant:<12} {job}"
+        f"{again if run.suite.secondJob else ''}"
         f"  wall {run.finished.wallSeconds:7.1f} s  peak RSS {mib(run.finished.peakRss):>6} MiB"
         f"  other programs {run.finished.otherCpus:.2f} CPUs  counts {verdict(run)}"
     )
-
-
-def mib(size: int) -> str:
-    """Return a byte count in whole MiB."""
-    return f"{size / MIB:,.0f}"
-
-
-def median(values: list[float]) -> float | None:
-    """Return the median, or None for no values."""
-    return statistics.median(values) if values else None
-
-
-def seconds(value: float | None) -> str:
-    """Return seconds for a table cell."""
-    return "—" if value is None else f"{value:.2f}"
-
-
-def ratio(value: float | None) -> str:
-    """Return a ratio for a table cell."""
-    return "—" if value is None else f"{value:.2f}×"
-
-
-def row(cells: tuple[str, ...] | list[str]) -> str:
-    """Return one Markdown table row."""
-    return "| " + " | ".join(cells) + " |"
-
-
-def head(columns: tuple[str, ...], text: set[int]) -> list[str]:
-    """Return a table's header rows: columns ``text`` aligned left, the numbers right."""
-    return [row(columns), row(["---" if i in text else "--:" for i in range(len(columns))])]
-
-
-def pairedRatio(
-    runs: list[Run], variant: str, baseline: str, measure: Callable[[Run], float]
-) -> float | None:
-    """Return the median over repetitions of variant ÷ baseline, both of one repetition."""
-    byRepetition: dict[int, dict[str, float]] = {}
-    for run in runs:
-        if run.succeeded:
-            byRepetition.setdefault(run.repetition, {})[run.variant] = measure(run)
-    pairs = [
-        times[variant] / times[baseline]
-        for times in byRepetition.values()
-        if variant in times and baseline in times
-    ]
-    return median(pairs)
-
-
-def jobSeconds(run: Run) -> float:
-    """Return the job time the variant measured around its job."""
-    return run.result["jobSeconds"]
-
-
-def coldSeconds(run: Run) -> float:
-    """Return the time of the session's first job."""
-    return run.result["coldSeconds"]
-
-
-def medianOf(runs: list[Run], measure: Callable[[Run], float]) -> float | None:
-    """Return the median of ``measure`` over the runs that succeeded."""
-    return median([measure(run) for run in runs if run.succeeded])
 
 
 def wallMedian(runs: list[Run]) -> str:
@@ -174,6 +161,8 @@ def wordCountTable(suite: Suite, runs: list[Run]) -> list[str]:
             seconds(job),
             " / ".join(perRepetition),
             ratio(pairedRatio(runs, variant, BASELINE, jobSeconds)),
+            seconds(medianOf(mine, secondJobSeconds)),
+            ratio(pairedRatio(runs, variant, PLAIN_PYTHON, secondJobSeconds, jobSeconds)),
             wallMedian(mine),
             "—" if job is None else f"{suite.input.size / MIB / job:.1f}",
             seconds(median([run.finished.cpuSeconds for run in mine])),
@@ -264,14 +253,19 @@ def fingerprintCheck(runs: list[Run]) -> str:
     return f"**sparkjet's sources changed during the run** ({listed}): the tables mix versions."
 
 
+def logTail(run: Run) -> list[str]:
+    """Return the end of a process's output, Java stack frames left out, as a code block."""
+    output = pathlib.Path(run.log).read_text(errors="replace").splitlines()
+    tail = [line for line in output if not JAVA_FRAME.match(line)][-TAIL_LINES:]
+    return ["```", *tail, "```"]
+
+
 def failures(runs: list[Run]) -> list[str]:
     """Return, for every failed or killed process, the end of its output without Java frames."""
     lines = []
     for run in runs:
         if run.succeeded:
             continue
-        output = pathlib.Path(run.log).read_text(errors="replace").splitlines()
-        tail = [line for line in output if not JAVA_FRAME.match(line)][-TAIL_LINES:]
         title = f"{run.suite.title}, {run.variant}, repetition {run.repetition + 1}"
         lines += [
             f"### {title}: {verdict(run)}",
@@ -279,25 +273,114 @@ def failures(runs: list[Run]) -> list[str]:
             f"Wall {run.finished.wallSeconds:.1f} s, peak RSS {mib(run.finished.peakRss)} MiB; "
             f"the last lines of `{run.log}`, Java stack frames left out:",
             "",
-            "```",
-            *tail,
-            "```",
+            *logTail(run),
             "",
         ]
     return lines
 
 
-def render(header: dict[str, str], suites: list[Suite], runs: list[Run], status: str) -> str:
-    """Return RESULTS.md."""
+def percent(part: int, whole: int) -> str:
+    """Return ``part`` as a percentage of ``whole``."""
+    return f"{100 * part / whole:.1f}%"
+
+
+def processTable(summary: Summary) -> list[str]:
+    """Return the samples of each kind of process."""
+    lines = head(PROCESS_COLUMNS, text={0})
+    for share in summary.processes:
+        cells = [
+            share.kind,
+            str(share.processes),
+            f"{share.samples:,}",
+            f"{share.samples / RATE:.1f}",
+            percent(share.samples, summary.samples),
+        ]
+        lines.append(row(cells))
+    return lines
+
+
+def functionTable(functions: tuple[Function, ...], samples: str, workerSamples: int) -> list[str]:
+    """Return the Python workers' top functions by ``samples``, with their share of the workers'."""
+    columns = ("function", "file", "origin", samples, "% of the workers' samples")
+    lines = head(columns, text={0, 1, 2})
+    for function in functions:
+        cells = [
+            f"`{function.name}`",
+            f"`{function.path}`",
+            function.origin,
+            f"{function.samples:,}",
+            percent(function.samples, workerSamples),
+        ]
+        lines.append(row(cells))
+    return lines
+
+
+def profileSection(recording: Recording) -> list[str]:
+    """Return the profiled sparkjet process's section: its processes, its workers' functions."""
+    run, summary = recording.run, recording.summary
+    job = f"job {seconds(jobSeconds(run))} s under the profiler, " if run.succeeded else ""
+    lines = [
+        "## Where a Python worker's time goes",
+        "",
+        f"The `sparkjet` variant once more after the suites, in a fresh process under "
+        f"{recording.version}, on {run.suite.title}, {run.suite.input.description}: {job}counts "
+        f"{verdict(run)}. The command, from the project directory in the environment "
+        f"`.ci/setup` makes: `{recording.command}`. The raw samples, one line per distinct stack "
+        f"(`process …;process …;frame;…;innermost frame COUNT`): `{recording.rawPath}`.",
+        "",
+    ]
+    if not run.succeeded or summary is None or not summary.workerSamples:
+        reason = "the process failed" if not run.succeeded else "no Python worker was sampled"
+        return [
+            *lines,
+            f"No profile: {reason}. The last lines of `{run.log}`, Java stack frames left out:",
+            "",
+            *logTail(run),
+            "",
+        ]
+    origins = ", ".join(
+        f"{label} {percent(samples, summary.workerSamples)}" for label, samples in summary.byOrigin
+    )
+    return [
+        *lines,
+        PROFILE_LEGEND,
+        "",
+        *processTable(summary),
+        "",
+        f"The Python workers' {summary.workerSamples:,} samples by the origin of their innermost "
+        f"frame: {origins}.",
+        "",
+        "Their top functions by self samples:",
+        "",
+        *functionTable(summary.bySelf, "self samples", summary.workerSamples),
+        "",
+        "By total samples:",
+        "",
+        *functionTable(summary.byTotal, "total samples", summary.workerSamples),
+        "",
+    ]
+
+
+def render(
+    header: dict[str, str],
+    suites: list[Suite],
+    runs: list[Run],
+    status: str,
+    recording: Recording | None,
+) -> str:
+    """Return RESULTS.md; ``recording``, the profiled process, if there was one."""
     lines = ["# Benchmark results", "", status, ""]
     lines += [f"- **{key}**: {value}" for key, value in header.items()]
     lines += ["", f"- {settingsCheck(runs)}", f"- {fingerprintCheck(runs)}", "", LEGEND, ""]
+    lines += targets.section(suites, runs)
     for suite in suites:
         mine = [run for run in runs if run.suite == suite]
         if not mine:
             continue
         described = f": {suite.input.description}" if suite.input is not None else ""
         lines += [f"## {suite.title}{described}", "", *TABLES[suite.kind](suite, mine), ""]
+    if recording is not None:
+        lines += profileSection(recording)
     broken = failures(runs)
     if broken:
         lines += ["## Failures", "", *broken]

@@ -1,5 +1,9 @@
-"""The one Spark session every Spark variant runs on, and the settings it reports."""
+"""The one Spark session every Spark variant runs on, the settings it reports, its jobs timed."""
 
+import time
+from collections.abc import Callable
+
+from benchmarks.words import summarize
 from planner import Jet
 
 MASTER = "local[2]"
@@ -28,3 +32,26 @@ def settings(spark) -> dict[str, str]:
 def sparkResult(spark, seconds: float, summary: dict) -> dict:
     """Return what a Spark variant reports: its job time, its counts' summary, its settings."""
     return {"jobSeconds": seconds, **summary, "settings": settings(spark)}
+
+
+def timed(job: Callable[[], list[tuple[str, int]]]) -> tuple[float, list[tuple[str, int]]]:
+    """Run ``job``; return its time and its counts."""
+    started = time.perf_counter()
+    counts = job()
+    return time.perf_counter() - started, counts
+
+
+def measureJobs(spark, job: Callable[[], list[tuple[str, int]]], secondJob: bool) -> dict:
+    """Time ``job`` on the started session; with ``secondJob``, again, refusing other counts."""
+    seconds, counts = timed(job)
+    summary = summarize(counts)
+    result = sparkResult(spark, seconds, summary)
+    if not secondJob:
+        return result
+    secondSeconds, secondCounts = timed(job)
+    secondSummary = summarize(secondCounts)
+    if secondSummary != summary:
+        raise RuntimeError(
+            f"the second job's counts {secondSummary} differ from the first job's {summary}"
+        )
+    return {**result, "secondJobSeconds": secondSeconds}

@@ -10,6 +10,7 @@ import attrs
 from benchmarks.inputs import PROJECT, Input
 from benchmarks.machine import sourceFingerprint
 from benchmarks.measure import Finished, runMeasured
+from benchmarks.variants import SECOND_JOB, SPARK_WORD_COUNT
 
 
 @attrs.frozen
@@ -20,6 +21,8 @@ class Suite:
     title: str
     input: Input | None
     variants: tuple[str, ...]
+    secondJob: bool = False  # the Spark variants run their job again in the same session
+    targeted: bool = False  # the issue's targets apply: a corpus input
 
 
 @attrs.frozen
@@ -75,13 +78,19 @@ def runVariant(
     nice: int,
 ) -> Run:
     """Run one variant in a fresh Python process and read back the result it wrote."""
-    stem = f"{slug(suite.title)}-{variant}-{repetition + 1}"
-    resultPath, log = workdir / "results" / f"{stem}.json", workdir / "logs" / f"{stem}.log"
-    for directory in (resultPath.parent, log.parent):
-        directory.mkdir(parents=True, exist_ok=True)
-    resultPath.unlink(missing_ok=True)
+    resultPath, log = outputPaths(workdir, f"{slug(suite.title)}-{variant}-{repetition + 1}")
+    fingerprint = sourceFingerprint()
+    argv = variantArgv(suite, variant, resultPath)
+    finished = runMeasured(argv, str(PROJECT), log, timeout, nice)
+    result = readResult(resultPath)
+    return Run(suite, variant, repetition, position, finished, result, str(log), fingerprint)
+
+
+def variantArgv(suite: Suite, variant: str, resultPath: pathlib.Path) -> list[str]:
+    """Return the command that runs ``variant`` over the suite's input in a fresh process."""
     directory = suite.input.directory if suite.input is not None else "-"
-    argv = [
+    secondJob = suite.secondJob and variant in SPARK_WORD_COUNT
+    return [
         sys.executable,
         "-m",
         "benchmarks.variants",
@@ -89,11 +98,22 @@ def runVariant(
         variant,
         directory,
         str(resultPath),
+        *([SECOND_JOB] if secondJob else []),
     ]
-    fingerprint = sourceFingerprint()
-    finished = runMeasured(argv, str(PROJECT), log, timeout, nice)
-    result = json.loads(resultPath.read_text()) if resultPath.exists() else None
-    return Run(suite, variant, repetition, position, finished, result, str(log), fingerprint)
+
+
+def outputPaths(workdir: pathlib.Path, stem: str) -> tuple[pathlib.Path, pathlib.Path]:
+    """Return a process's result file (removed if left over) and its log, their folders made."""
+    resultPath, log = workdir / "results" / f"{stem}.json", workdir / "logs" / f"{stem}.log"
+    for directory in (resultPath.parent, log.parent):
+        directory.mkdir(parents=True, exist_ok=True)
+    resultPath.unlink(missing_ok=True)
+    return resultPath, log
+
+
+def readResult(resultPath: pathlib.Path) -> dict | None:
+    """Return what the process wrote, or None if it wrote nothing."""
+    return json.loads(resultPath.read_text()) if resultPath.exists() else None
 
 
 def slug(title: str) -> str:

@@ -7,6 +7,8 @@ WORD_COUNT = {
     "dataframe": "benchmarks.variants.dataframe:measure",
     "python": "benchmarks.variants.plain_python:measure",
 }
+SPARK_WORD_COUNT = ("sparkjet", "rdd", "rdd-counter", "dataframe")
+SECOND_JOB = "--second-job"  # a Spark word count runs its job again in the same session
 TINY = {
     "sparkjet": "benchmarks.variants.tiny:sparkjet",
     "rdd": "benchmarks.variants.tiny:rdd",

@@ -1,10 +1,9 @@
 """Hand-written RDD: textFile -> flatMap -> filter -> map((w, 1)) -> reduceByKey(add)."""
 
 import operator
-import time
 
-from benchmarks.session import sparkResult, startSession
-from benchmarks.words import split, summarize
+from benchmarks.session import measureJobs, startSession
+from benchmarks.words import split
 
 
 def countWords(sc, directory: str) -> list[tuple[str, int]]:
@@ -19,11 +18,9 @@ def countWords(sc, directory: str) -> list[tuple[str, int]]:
     )
 
 
-def measure(directory: str) -> dict:
-    """Start the session, then time the job alone."""
+def measure(directory: str, secondJob: bool = False) -> dict:
+    """Start the session, then time the job alone (with ``secondJob``, twice)."""
     spark = startSession()
-    started = time.perf_counter()
-    counts = countWords(spark.sparkContext, directory)
-    result = sparkResult(spark, time.perf_counter() - started, summarize(counts))
+    result = measureJobs(spark, lambda: countWords(spark.sparkContext, directory), secondJob)
     spark.stop()
     return result

@@ -1,11 +1,10 @@
 """Hand-written RDD: each partition counted with collections.Counter, then reduceByKey(add)."""
 
 import operator
-import time
 from collections.abc import Iterable, Iterator
 
-from benchmarks.session import sparkResult, startSession
-from benchmarks.words import countWords, summarize
+from benchmarks.session import measureJobs, startSession
+from benchmarks.words import countWords
 
 
 def countPartition(lines: Iterable[str]) -> Iterator[tuple[str, int]]:
@@ -13,16 +12,16 @@ def countPartition(lines: Iterable[str]) -> Iterator[tuple[str, int]]:
     return iter(countWords(lines).items())
 
 
-def measure(directory: str) -> dict:
-    """Start the session, then time the job alone."""
-    spark = startSession()
-    started = time.perf_counter()
-    counts = (
-        spark.sparkContext.textFile(directory)
-        .mapPartitions(countPartition)
-        .reduceByKey(operator.add)
-        .collect()
+def countByPartition(sc, directory: str) -> list[tuple[str, int]]:
+    """Count the words of the files in ``directory``, a Counter per partition."""
+    return (
+        sc.textFile(directory).mapPartitions(countPartition).reduceByKey(operator.add).collect()
     )
-    result = sparkResult(spark, time.perf_counter() - started, summarize(counts))
+
+
+def measure(directory: str, secondJob: bool = False) -> dict:
+    """Start the session, then time the job alone (with ``secondJob``, twice)."""
+    spark = startSession()
+    result = measureJobs(spark, lambda: countByPartition(spark.sparkContext, directory), secondJob)
     spark.stop()
     return result

@@ -1,9 +1,7 @@
 """sparkjet: tutorial 01's word count through the public API, on Jet(master="local[2]")."""
 
-import time
-
-from benchmarks.session import MASTER, sparkResult
-from benchmarks.words import split, summarize
+from benchmarks.session import MASTER, measureJobs
+from benchmarks.words import split
 from pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
 from planner import Jet
 
@@ -29,12 +27,9 @@ def countWords(jet: Jet, directory: str) -> list[tuple[str, int]]:
     return jet.getList("counts")[before:]
 
 
-def measure(directory: str) -> dict:
-    """Start the session, then time the job alone."""
+def measure(directory: str, secondJob: bool = False) -> dict:
+    """Start the session, then time the job alone (with ``secondJob``, twice)."""
     jet = Jet(master=MASTER)
-    spark = jet.spark()
-    started = time.perf_counter()
-    counts = countWords(jet, directory)
-    result = sparkResult(spark, time.perf_counter() - started, summarize(counts))
+    result = measureJobs(jet.spark(), lambda: countWords(jet, directory), secondJob)
     jet.shutdown()
     return result
