@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 import attrs
 
-DAEMON_MODULE = "pyspark.daemon"
+DAEMON_MODULES = ("pyspark.daemon", "coredag.worker_daemon")  # PySpark's, and sparkjet's sessions'
 DRIVER, DAEMON, WORKERS, OTHER_PROCESS = "driver", "PySpark daemon", "Python workers", "other"
 PROCESS_KINDS = (DRIVER, DAEMON, WORKERS, OTHER_PROCESS)
 USER, SPARKJET, PYSPARK, STDLIB, OTHER = (
@@ -118,12 +118,16 @@ def parseRaw(text: str) -> list[Stack]:
     return [parseLine(line) for line in text.splitlines() if line.strip()]
 
 
+def isDaemon(process: Process) -> bool:
+    """Return whether ``process`` runs a PySpark daemon (or is a worker it forked)."""
+    return any(f"-m {module}" in process.command for module in DAEMON_MODULES)
+
+
 def processKind(processes: tuple[Process, ...]) -> str:
     """Return what the sampled process (the last) is: a daemon's fork is a Python worker."""
     *ancestors, sampled = processes
-    if DAEMON_MODULE in sampled.command:
-        forked = bool(ancestors) and DAEMON_MODULE in ancestors[-1].command
-        return WORKERS if forked else DAEMON
+    if isDaemon(sampled):
+        return WORKERS if ancestors and isDaemon(ancestors[-1]) else DAEMON
     return OTHER_PROCESS if ancestors else DRIVER
 
 
