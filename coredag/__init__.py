@@ -4,7 +4,7 @@ from coredag.aggregate_operation import AggregateOperation
 from coredag.dag import DAG
 from coredag.edge import Edge, RoutingPolicy
 from coredag.edge_config import EdgeConfig
-from coredag.errors import DagError, InputError, JobError, UserFunctionError
+from coredag.errors import DagError, InputError, JobError, OutputError, UserFunctionError
 from coredag.partitioner import DefaultPartitioner, Partitioner
 from coredag.processor import (
     AbstractProcessor,
@@ -27,6 +27,7 @@ __all__ = [
     "InputError",
     "JobError",
     "Outbox",
+    "OutputError",
     "Partitioner",
     "Processor",
     "ProcessorContext",

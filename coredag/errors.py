@@ -102,6 +102,10 @@ class DagError(ValueError):
     """A Core DAG is malformed or cannot run as it is."""
 
 
+class OutputError(DagError):
+    """A job cannot write where it was asked to: the output exists, or cannot be created."""
+
+
 class JobError(RuntimeError):
     """A job failed while it ran."""
 

@@ -12,10 +12,10 @@ import os
 import pickle
 import random
 import re
-import shutil
 import sys
 import threading
 import time
+import urllib.parse
 from collections import Counter
 from collections.abc import Iterator
 
@@ -27,8 +27,9 @@ from pyspark.status import SparkStageInfo, StatusTracker
 
 from coredag.dag import DAG
 from coredag.edge import Edge, RoutingPolicy
-from coredag.errors import DagError, JobError, UserFunctionError, shorten
+from coredag.errors import DagError, JobError, OutputError, UserFunctionError, shorten
 from coredag.metrics import CountsAccumulatorParam, JobMetrics, TaskMetrics
+from coredag.output_directory import HadoopOutputDirectory, LocalOutputDirectory, localPathOf
 from coredag.partitioner import DefaultPartitioner
 from coredag.sinks import CollectToList, CreateDataFrame, ListSinkP, SaveAsTextFiles, SinkSupplier
 from coredag.standard import StandardProcessorSupplier, batched
@@ -36,6 +37,9 @@ from coredag.tasklet import TaskletSpec, runPartitionBatches
 from coredag.transport import TRANSPORTED, TransportedError, restoreError, summarizeFailure
 from coredag.vertex import Vertex
 
+
+OutputDirectory = LocalOutputDirectory | HadoopOutputDirectory
+"""A job's claim on a new output directory, local or of a Hadoop file system."""
 
 _LOG4J2 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
 
@@ -135,16 +139,18 @@ def executeDag(
     suppliers = {v.name: v.processorSupplier for v in dag}
     counts = sc.accumulator(Counter(), CountsAccumulatorParam())
     builder = _RddBuilder(spark, dag, parallelism, suppliers, jobName, counts)
-    written: list[str] = []
+    outputs = _outputDirectories(sc, suppliers)
     started = time.perf_counter()
     if control.cancelled:
         raise control.cancellation()
     sc.setJobGroup(jobName, f"sparkjet job '{jobName}'", interruptOnCancel=False)
     try:
         with control.watching(sc):
-            lists, dataFrames = _runTerminalVertices(builder, suppliers, written)
+            lists, dataFrames = _runTerminalVertices(builder, suppliers, outputs)
+        for output in outputs.values():
+            output.commit()
     except Exception as error:
-        _removeWritten(sc, control, written)
+        _abortOutputs(sc, control, outputs)
         failure = control.failureOf(error)
         raise failure from failure.__cause__
     finally:
@@ -154,13 +160,27 @@ def executeDag(
     return JobOutcome(lists, dataFrames, metrics)
 
 
-def _removeWritten(sc: SparkContext, control: "JobControl", written: list[str]) -> None:
-    """Remove the directories a failed job wrote into, once its last tasks ended (one still
-    running could write again)."""
-    if written:
+def _outputDirectories(sc: SparkContext, suppliers: dict) -> dict[str, OutputDirectory]:
+    """Return, per files sink, the directory its job will claim, write and commit."""
+    outputs = {}
+    for name, supplier in suppliers.items():
+        output = supplier.terminalOutput if isinstance(supplier, SinkSupplier) else None
+        if isinstance(output, SaveAsTextFiles):
+            outputs[name] = (
+                LocalOutputDirectory(output.directory, output.origin)
+                if localPathOf(output.directory) is not None
+                else HadoopOutputDirectory(output.directory, output.origin, sc)
+            )
+    return outputs
+
+
+def _abortOutputs(sc: SparkContext, control: "JobControl", outputs: dict[str, OutputDirectory]) -> None:
+    """Remove what a failed job wrote, once its last tasks ended (one still running could
+    write again), and nothing else."""
+    if outputs:
         control.awaitTasksEnded(sc)
-    for directory in written:
-        shutil.rmtree(directory, ignore_errors=True)
+    for output in outputs.values():
+        output.abort()
 
 
 POLL_SECONDS = 0.1
@@ -322,7 +342,7 @@ def _listSinksBesideTheirUpstream(dag: DAG, parallelism: dict[str, int]) -> dict
 
 
 def _runTerminalVertices(
-    builder: "_RddBuilder", suppliers: dict, written: list[str]
+    builder: "_RddBuilder", suppliers: dict, outputs: dict[str, OutputDirectory]
 ) -> tuple[dict[str, list], dict[str, DataFrame]]:
     lists: dict[str, list] = {}
     dataFrames: dict[str, DataFrame] = {}
@@ -335,9 +355,7 @@ def _runTerminalVertices(
             batches = rdd.collect()
             lists.setdefault(output.listName, []).extend(itertools.chain.from_iterable(batches))
         elif isinstance(output, SaveAsTextFiles):
-            directory = os.path.abspath(output.directory)
-            written.append(directory)
-            rdd.mapPartitions(itertools.chain.from_iterable).saveAsTextFile(directory)
+            _saveAsTextFiles(rdd, outputs[vertex.name])
         elif isinstance(output, CreateDataFrame):
             if output.name in dataFrames:
                 raise DagError(f"Two sinks of one job write the DataFrame '{output.name}'; name them apart")
@@ -345,6 +363,23 @@ def _runTerminalVertices(
         else:
             rdd.count()
     return lists, dataFrames
+
+
+def _saveAsTextFiles(batches: RDD, output: OutputDirectory) -> None:
+    """Claim the new directory, then have Spark write the lines into its staging directory; a
+    failure of the write itself (one naming where it writes) names the directory and the cause."""
+    output.claim()
+    try:
+        batches.mapPartitions(itertools.chain.from_iterable).saveAsTextFile(output.sparkPath)
+    except Exception as error:
+        if isinstance(error, TRANSPORTED) or restoreError(str(error)) is not None:
+            raise
+        if urllib.parse.urlsplit(output.sparkPath).path not in str(error):
+            raise
+        raise OutputError(
+            f"{output.origin}: writing the output directory '{output.directory}' failed: "
+            f"{summarizeFailure(str(error))}"
+        ) from error
 
 
 def _materializedDataFrame(spark: SparkSession, batches: RDD, output: CreateDataFrame) -> DataFrame:

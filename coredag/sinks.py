@@ -1,15 +1,17 @@
 """Sink processors and the terminal outputs a job hands back to its driver."""
 
+import functools
 import itertools
 import json
+import math
 import logging
-import os
 import sys
 from collections.abc import Iterator
 
 import attrs
 
-from coredag.errors import DagError, JobError, shorten
+from coredag.errors import JobError, OutputError, describeStage, shorten
+from coredag.output_directory import checkLocalTarget, localPathOf, unsafeOutputMessage, unsafeOutputReason
 from coredag.processor import AbstractProcessor, ProcessorContext
 from coredag.standard import BatchFunction, StandardProcessorSupplier
 
@@ -23,9 +25,11 @@ class CollectToList:
 
 @attrs.frozen
 class SaveAsTextFiles:
-    """Terminal output: Spark writes the sink's lines as committed part files in a directory."""
+    """Terminal output: Spark writes the sink's lines as committed part files in a directory
+    the job creates; ``origin`` (``Sinks.files``...) names the sink in errors."""
 
     directory: str
+    origin: str
 
 
 @attrs.frozen
@@ -76,15 +80,16 @@ class FilesSinkP(SinkSupplier):
     @property
     def terminalOutput(self) -> SaveAsTextFiles:
         """Return where the lines go: committed part files."""
-        return SaveAsTextFiles(self.directory)
+        return SaveAsTextFiles(self.directory, self.origin)
 
     def preflight(self) -> "FilesSinkP":
-        """Refuse an existing output directory, before anything runs."""
-        if os.path.exists(self.directory):
-            raise DagError(
-                f"{self.origin}: the output directory '{self.directory}' already exists; "
-                "choose a new directory or remove this one (it was left untouched)"
-            )
+        """Refuse an unsafe or existing local output directory, before anything runs (the job
+        checks a directory of another file system when it claims it)."""
+        reason = unsafeOutputReason(self.directory)
+        if reason is not None:
+            raise OutputError(unsafeOutputMessage(self.origin, self.directory, reason))
+        if localPathOf(self.directory) is not None:
+            checkLocalTarget(self.directory, self.origin)
         return self
 
     def batchFunction(self, context: ProcessorContext) -> BatchFunction:
@@ -97,25 +102,48 @@ class FilesSinkP(SinkSupplier):
 
 @attrs.frozen
 class JsonFilesSinkP(FilesSinkP):
-    """Writes ``json.dumps(item)`` per line into part files of a new directory, committed by Spark."""
+    """Writes each item as one line of standard JSON into part files of a new directory,
+    committed by Spark; NaN and infinities fail the job, or become null if ``nonFiniteAsNull``."""
+
+    nonFiniteAsNull: bool = False
 
     origin = "Sinks.json"
 
     def batchFunction(self, context: ProcessorContext) -> BatchFunction:
         """Return a function turning each item into its JSON line."""
-        return lambda batches: (list(map(self.jsonLine, batch)) for batch in batches)
+        jsonLine = functools.partial(self.jsonLine, context.vertexName)
+        return lambda batches: (list(map(jsonLine, batch)) for batch in batches)
 
-    def jsonLine(self, item) -> str:
-        """Return ``item`` as one line of JSON; raise a JobError naming it if it has none."""
+    def jsonLine(self, stageName: str, item) -> str:
+        """Return ``item`` as one line of JSON; raise a JobError naming the stage and the item if
+        it has none."""
         try:
-            return json.dumps(item, ensure_ascii=False)
-        except (TypeError, ValueError) as cause:
-            raise JobError(
-                f"Sinks.json: cannot write {shorten(item)} into '{self.directory}': {cause}"
-            ) from cause
+            return json.dumps(item, ensure_ascii=False, allow_nan=False)
+        except ValueError as cause:
+            if self.nonFiniteAsNull:
+                return json.dumps(_nonFiniteAsNull(item), ensure_ascii=False, allow_nan=False)
+            reason = "NaN and infinities are not standard JSON; write them as null with Sinks.json(directory, nonFiniteAsNull=True)"
+            raise self._cannotWrite(stageName, item, reason) from cause
+        except TypeError as cause:
+            raise self._cannotWrite(stageName, item, str(cause)) from cause
 
-    def __call__(self) -> "ForwardingSinkProcessor":
-        return ForwardingSinkProcessor(self.jsonLine)
+    def _cannotWrite(self, stageName: str, item, reason: str) -> JobError:
+        stage = describeStage(str(stageName), getattr(stageName, "definedAt", None))
+        return JobError(f"{stage}: cannot write {shorten(item)} as JSON: {reason}")
+
+    def __call__(self) -> "JsonLinesProcessor":
+        return JsonLinesProcessor(self.jsonLine)
+
+
+def _nonFiniteAsNull(value):
+    """Return ``value`` with every NaN and infinity inside it, at any depth, made None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _nonFiniteAsNull(element) for key, element in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_nonFiniteAsNull(element) for element in value]
+    return value
 
 
 @attrs.frozen
@@ -195,6 +223,17 @@ class ForwardingSinkProcessor(AbstractProcessor):
     def tryProcess(self, ordinal: int | None = None, item=None) -> bool:
         """Forward ``item`` of any ordinal to the terminal output; alone, the idle hook."""
         return True if ordinal is None else self.tryEmit(self._convert(item), 0)
+
+
+class JsonLinesProcessor(ForwardingSinkProcessor):
+    """Offers each item as its JSON line to bucket 0, naming the stage if it has none."""
+
+    def __init__(self, jsonLine) -> None:
+        self._jsonLine = jsonLine
+
+    def onInit(self, context: ProcessorContext) -> None:
+        """Name the stage in the errors of the JSON conversion."""
+        self._convert = functools.partial(self._jsonLine, context.vertexName)
 
 
 class DiscardingProcessor(AbstractProcessor):

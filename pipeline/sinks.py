@@ -1,6 +1,12 @@
 """Sinks: where a pipeline's results go."""
 
+import os
+
 import attrs
+
+from coredag.errors import SourceLocation
+from coredag.output_directory import unsafeOutputMessage, unsafeOutputReason
+from pipeline.errors import PipelineError
 
 
 @attrs.frozen
@@ -31,9 +37,11 @@ class FilesSink(Sink):
 
 @attrs.frozen
 class JsonSink(Sink):
-    """Each item becomes one ``json.dumps(item)`` line of committed part files in a new directory."""
+    """Each item becomes one line of standard JSON in committed part files in a new directory;
+    NaN and infinities are refused, or written as null if ``nonFiniteAsNull``."""
 
     directory: str
+    nonFiniteAsNull: bool = False
 
 
 @attrs.frozen
@@ -64,13 +72,18 @@ class Sinks:
 
     @staticmethod
     def files(directory: str) -> FilesSink:
-        """Write ``str(item)`` per line into part files of ``directory``, which must not exist."""
+        """Write ``str(item)`` per line into part files of ``directory`` (a path or a URL such as
+        ``hdfs://...``), a new directory the job creates."""
+        directory = outputDirectory(directory, "Sinks.files")
         return FilesSink(f"filesSink({directory})", directory)
 
     @staticmethod
-    def json(directory: str) -> JsonSink:
-        """Write ``json.dumps(item)`` per line into part files of ``directory``, which must not exist."""
-        return JsonSink(f"jsonSink({directory})", directory)
+    def json(directory: str, nonFiniteAsNull: bool = False) -> JsonSink:
+        """Write each item as one line of standard JSON into part files of ``directory``, a new
+        directory the job creates; NaN and infinities fail the job, or are written as null if
+        ``nonFiniteAsNull``."""
+        directory = outputDirectory(directory, "Sinks.json")
+        return JsonSink(f"jsonSink({directory})", directory, nonFiniteAsNull)
 
     @staticmethod
     def dataframe(name: str, schema=None) -> DataFrameSink:
@@ -82,3 +95,22 @@ class Sinks:
     def noop() -> NoopSink:
         """Discard every item."""
         return NoopSink("noop")
+
+
+def outputDirectory(directory, origin: str) -> str:
+    """Return ``directory`` (a str or path-like) as a str; refuse one no job may write into."""
+    try:
+        directory = os.fspath(directory)
+    except TypeError:
+        directory = None
+    if not isinstance(directory, str):
+        raise PipelineError(
+            f"{origin} (called at {SourceLocation.ofUserCall()}): expected the output directory "
+            "as a str or a path"
+        )
+    reason = unsafeOutputReason(directory)
+    if reason is not None:
+        raise PipelineError(
+            unsafeOutputMessage(f"{origin} (called at {SourceLocation.ofUserCall()})", directory, reason)
+        )
+    return directory

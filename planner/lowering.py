@@ -244,7 +244,7 @@ _SINK_SUPPLIERS = {
     ListSink: lambda sink: (ListSinkP(sink.listName), 1),
     LoggerSink: lambda sink: (LoggerSinkP(), 1),
     FilesSink: lambda sink: (FilesSinkP(sink.directory), LOCAL_PARALLELISM_USE_DEFAULT),
-    JsonSink: lambda sink: (JsonFilesSinkP(sink.directory), LOCAL_PARALLELISM_USE_DEFAULT),
+    JsonSink: lambda sink: (JsonFilesSinkP(sink.directory, sink.nonFiniteAsNull), LOCAL_PARALLELISM_USE_DEFAULT),
     DataFrameSink: lambda sink: (DataFrameSinkP(sink.dataFrameName, sink.schema), LOCAL_PARALLELISM_USE_DEFAULT),
     NoopSink: lambda sink: (NoopSinkP(), 1),
 }

@@ -9,12 +9,14 @@ from collections import Counter
 import cloudpickle
 import pytest
 
-from coredag import DagError, InputError, UserFunctionError
+from coredag import DagError, InputError, JobError, UserFunctionError
 from coredag.sinks import DataFrameSinkP, JsonFilesSinkP, NoopSinkP
 from coredag.sources import DataFrameSourceP, ReadJsonP
 from pipeline import AggregateOperations, Pipeline, PipelineError, Sinks, Sources, wholeItem
 from planner import plan
-from tests.conftest import CORPUS, PROJECT, tokenize
+from tests.conftest import CORPUS, PROJECT, here, tokenize
+
+THIS_FILE = os.path.basename(__file__)
 
 DEFAULT = -1
 
@@ -261,10 +263,12 @@ def test_item_json_cannot_encode_fails_naming_it_and_leaves_nothing(jet, tmp_pat
     output = tmp_path / "out"
     p = Pipeline.create()
     p.readFrom(Sources.items([{"a": 1}, {"set": {1}}])).writeTo(Sinks.json(str(output)))
-    with pytest.raises(Exception) as raised:
+    line = here() - 1
+    with pytest.raises(JobError) as raised:
         jet.newJob(p).join()
     assert str(raised.value) == (
-        f"Sinks.json: cannot write {{'set': {{1}}}} into '{output}': Object of type set is not JSON serializable"
+        f"Stage 'jsonSink({output})' (defined at {THIS_FILE}:{line}): cannot write {{'set': {{1}}}} "
+        "as JSON: Object of type set is not JSON serializable"
     )
     assert not output.exists()
 
