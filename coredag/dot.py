@@ -46,8 +46,14 @@ def isPrepareToCombine(edge: Edge) -> bool:
     return edge.sourceName == edge.destName + PREPARE_SUFFIX
 
 
-def _escape(name: str) -> str:
-    return name.replace('"', '\\"')
+JET_ESCAPES = str.maketrans({'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r"})
+"""Jet escapes only ``"``; a backslash (which would escape the closing quote or read as an
+escString escape) and line breaks (which would split a statement's line) are escaped too."""
+
+
+def jetQuoted(name: str) -> str:
+    """Return ``name`` quoted for Jet's DOT text: Jet's bytes unless it holds a backslash or a line break."""
+    return f'"{name.translate(JET_ESCAPES)}"'
 
 
 def jetDotString(dag: DAG, defaultParallelism: int = LOCAL_PARALLELISM_USE_DEFAULT) -> str:
@@ -56,7 +62,7 @@ def jetDotString(dag: DAG, defaultParallelism: int = LOCAL_PARALLELISM_USE_DEFAU
     for vertex in dag:
         parallelism = vertex.determineLocalParallelism(defaultParallelism)
         shown = "default" if parallelism == LOCAL_PARALLELISM_USE_DEFAULT else parallelism
-        lines.append(f'\t"{_escape(vertex.name)}" [localParallelism={shown}];')
+        lines.append(f"\t{jetQuoted(vertex.name)} [localParallelism={shown}];")
     clusters = 0
     for vertex in dag:
         outbound = dag.getOutboundEdges(vertex.name)
@@ -70,7 +76,7 @@ def jetDotString(dag: DAG, defaultParallelism: int = LOCAL_PARALLELISM_USE_DEFAU
             if len(outbound) > 1:
                 attributes.append(f"taillabel={edge.sourceOrdinal}")
             attributes.append(f"queueSize={edge.config.queueSize}")
-            line = f'"{_escape(edge.sourceName)}" -> "{_escape(edge.destName)}" [{", ".join(attributes)}];'
+            line = f'{jetQuoted(edge.sourceName)} -> {jetQuoted(edge.destName)} [{", ".join(attributes)}];'
             if isPrepareToCombine(edge):
                 lines += [f"\tsubgraph cluster_{clusters} {{", f"\t\t{line}", "\t}"]
                 clusters += 1
@@ -113,8 +119,14 @@ def shortened(name: str, limit: int = NAME_LIMIT) -> str:
 
 
 def labelText(lines: Iterable[str]) -> str:
-    """Return ``lines`` as one graphviz label or tooltip, backslashes and ``<...>`` literal."""
-    return graphviz.escape("\n".join(lines))
+    """Return ``lines`` as one graphviz label: backslashes, ``&`` and ``<...>`` taken literally."""
+    return graphviz.escape("\n".join(lines).replace("&", "&amp;"))
+
+
+def tooltipText(lines: Iterable[str]) -> str:
+    """Return ``lines`` as one graphviz tooltip, literal as labelText's though graphviz reads a
+    tooltip's escapes twice (``\\n``, then ``\\N`` and the like)."""
+    return graphviz.escape(labelText(lines))
 
 
 def itemChange(itemsIn: int, itemsOut: int) -> str:
@@ -204,7 +216,7 @@ def dagToGraphviz(
         homes.get(vertex.name, graph).node(
             ids[vertex.name],
             labelText(vertexLines(shortened, dag, vertex, parallelism, figures)),
-            tooltip=labelText(vertexLines(str, dag, vertex, parallelism, figures)),
+            tooltip=tooltipText(vertexLines(str, dag, vertex, parallelism, figures)),
             **{"id": ids[vertex.name], "class": "vertex"},
         )
     for cluster, _ in clusters:
@@ -221,7 +233,7 @@ def groupClusters(groups: Mapping[str, tuple[str, ...]]) -> list[tuple[graphviz.
                 f"cluster_group_{number}",
                 graph_attr={
                     "label": labelText([shortened(label)]),
-                    "tooltip": labelText([label]),
+                    "tooltip": tooltipText([label]),
                     "style": "dashed,rounded",
                     "labelloc": "b",
                     "color": "gray50",
@@ -245,7 +257,7 @@ def addEdges(graph: graphviz.Digraph, ids: Mapping[str, str], dag: DAG, metrics:
             ids[edge.sourceName],
             ids[edge.destName],
             labelText(caption),
-            tooltip=labelText([f"{edge.sourceName} -> {edge.destName}", *caption]),
+            tooltip=tooltipText([f"{edge.sourceName} -> {edge.destName}", *caption]),
             penwidth=edgeWidth(edgeFigures.items, mostItems) if edgeFigures else "1",
             **edgeDrawing(edge),
             **{"id": f"edge-{number}", "class": "dag-edge"},

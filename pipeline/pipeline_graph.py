@@ -2,6 +2,7 @@
 
 import attrs
 
+from coredag.dot import jetQuoted
 from pipeline.transforms import Transform
 
 
@@ -30,11 +31,6 @@ class PipelineGraph:
         lines = ["digraph Pipeline {"]
         for index, transform in enumerate(self.transforms):
             for target in self.downstream(index):
-                source, dest = _escape(transform.name), _escape(self.transforms[target].name)
-                lines.append(f'\t"{source}" -> "{dest}";')
+                lines.append(f"\t{jetQuoted(transform.name)} -> {jetQuoted(self.transforms[target].name)};")
         lines.append("}")
         return "\n".join(lines)
-
-
-def _escape(name: str) -> str:
-    return name.replace('"', '\\"')

@@ -12,7 +12,7 @@ import attrs
 import graphviz
 
 from coredag.dag import DAG
-from coredag.dot import dagToGraphviz, edgeDrawing, labelText, shortened, vertexIds, writeSvg
+from coredag.dot import dagToGraphviz, edgeDrawing, labelText, shortened, tooltipText, vertexIds, writeSvg
 from coredag.edge import Edge, RoutingPolicy
 from coredag.metrics import JobMetrics
 from pipeline.pipeline import Pipeline
@@ -41,7 +41,7 @@ def pipelineToGraphviz(graph: PipelineGraph) -> graphviz.Digraph:
         picture.node(
             stageId(index),
             labelText([shortened(transform.name), *caption]),
-            tooltip=labelText([transform.name, *caption]),
+            tooltip=tooltipText([transform.name, *caption]),
             **{"id": stageId(index), "class": "stage"},
         )
     links = [(upstream, index) for index, ups in enumerate(graph.upstream) for upstream in ups]
@@ -87,7 +87,7 @@ def addRunsLinks(picture: graphviz.Digraph, stageVertices: dict[str, tuple[str, 
         picture.edge(
             stageId(index),
             ids[name],
-            tooltip=labelText([f"{stage} runs in {name}"]),
+            tooltip=tooltipText([f"{stage} runs in {name}"]),
             minlen="0",
             weight="2",
             **RUNS_DRAWING,

@@ -4,6 +4,7 @@ Core DAG and, after a run, the job's figures. SVG tests read the drawing as XML.
 import re
 import runpy
 import shutil
+import warnings
 import xml.etree.ElementTree as ET
 from collections import Counter
 
@@ -415,3 +416,76 @@ def test_render_svg_shows_the_figures_of_the_run(jet, corpusLines, tmp_path):
     assert texts(edges["count -> listSink(long words)"])[1] == f"{len(long):,} items"
     assert texts(edges["count-prepare -> count"])[2].endswith(" bytes shuffled")
     assert strokeWidth(edges["count -> listSink(long words)"]) < strokeWidth(edges["fused(split, long words) -> count-prepare"])
+
+
+# Names graphviz would read as escapes, entities, HTML or line breaks
+
+ODD_NAMES = (
+    "a\\",
+    'quoted\\"',
+    "\\N \\G \\E \\T \\H \\L",
+    "C:\\logs\\new",
+    "&lt; &amp; & ;",
+    "<!--<script>",
+    "<b>bold</b>",
+    "two\nlines",
+    "cr\rhere",
+    "tab\there",
+    "ünï 名前 ✓",
+    "{b};<a>|x",
+)
+ODD_AGGREGATE = "count\\ &amp; \\N\\"
+
+
+def oddNamesPipeline() -> Pipeline:
+    """One unfused stage per odd name, each feeding the next, then an aggregation of two vertices."""
+    p = Pipeline.create().setFusionEnabled(False)
+    stage = p.readFrom(Sources.items(["a"])).setName(ODD_NAMES[0])
+    for name in ODD_NAMES[1:]:
+        stage = stage.map(str).setName(name)
+    stage.groupingKey(wholeItem()).aggregate(AggregateOperations.counting()).setName(ODD_AGGREGATE).writeTo(
+        Sinks.list("out")
+    )
+    return p
+
+
+def tooltipText(group: ET.Element) -> str:
+    """Return a group's whole tooltip."""
+    return next(group.iter(f"{SVG}a")).get(XLINK_TITLE)
+
+
+def readByXml(text: str) -> str:
+    """Return ``text`` as XML reads it in an attribute where graphviz wrote it: a raw tab is a space."""
+    return text.replace("\t", " ")
+
+
+@needsDot
+def test_odd_names_are_shown_and_tooltipped_as_they_are():
+    root = drawing(oddNamesPipeline())
+    stages = {tooltipText(g): g for g in drawn(root, "stage")}
+    vertices = {tooltipText(g).removesuffix("\nparallelism default"): g for g in drawn(root, "vertex")}
+    for name in ODD_NAMES:
+        assert texts(stages[readByXml(name)]) == name.split("\n")
+        assert texts(vertices[readByXml(name)]) == [*name.split("\n"), "parallelism default"]
+    (group,) = drawn(root, "group")
+    assert (tooltipText(group), texts(group)) == (ODD_AGGREGATE, [ODD_AGGREGATE])
+    assert {ODD_AGGREGATE + "-prepare", ODD_AGGREGATE} <= set(vertices)
+
+
+@needsDot
+def test_odd_names_are_whole_in_the_tooltips_of_edges_and_links():
+    p = oddNamesPipeline()
+    root = drawing(p)
+    planned = plan(p)
+    edges = Counter(tooltipText(g).rsplit("\n", 1)[0] for g in drawn(root, "dag-edge"))
+    assert edges == Counter(readByXml(f"{e.sourceName} -> {e.destName}") for e in planned.edges())
+    links = Counter(tooltipText(g) for g in drawn(root, "runs"))
+    stageVertices = planned.stageVertices().items()
+    assert links == Counter(readByXml(f"{s} runs in {v}") for s, names in stageVertices for v in names)
+
+
+def test_odd_names_are_quoted_strings_not_html_and_draw_no_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        source = planToGraphviz(oddNamesPipeline()).source
+    assert "=<" not in source
