@@ -1,6 +1,7 @@
 """Source processors: lines of files (as text or JSON) read by byte range in the worker or
 by Spark's reader, rows of a Spark DataFrame, and items given by the user."""
 
+import codecs
 import fnmatch
 import functools
 import itertools
@@ -24,23 +25,44 @@ def isHadoopUrl(directory: str) -> bool:
 
 
 def listFiles(directory: str, glob: str, origin: str = "Sources.files") -> tuple[tuple[str, int], ...]:
-    """Return ``(path, size)`` of the files in ``directory`` matching ``glob``, sorted by name;
-    none for an empty directory, as Jet's and Spark's readers read nothing there. Errors start
-    with ``origin``, the factory that made the source."""
+    """Return ``(path, size)`` of the files in ``directory`` matching ``glob``, sorted by name,
+    hidden files left out; none for a directory without visible files, as Jet's and Spark's
+    readers read nothing there. Errors start with ``origin``, the factory that made the source."""
     if not os.path.isdir(directory):
         raise DagError(f"{origin}: the directory '{directory}' does not exist")
     entries = os.listdir(directory)
-    if not entries:
+    visible = [name for name in entries if not isHidden(name)]
+    if not visible:
         return ()
-    names = sorted(name for name in entries if fnmatch.fnmatchcase(name, glob))
+    names = sorted(name for name in visible if fnmatch.fnmatchcase(name, glob))
     paths = [os.path.join(directory, name) for name in names]
     files = tuple((path, os.path.getsize(path)) for path in paths if os.path.isfile(path))
     if not files:
-        raise DagError(f"{origin}: no file in '{directory}' matches the glob '{glob}'")
+        note = _hiddenNote(glob, entries)
+        raise DagError(f"{origin}: no file in '{directory}' matches the glob '{glob}'{note}")
     for path, _ in files:
         if not os.access(path, os.R_OK):
             raise DagError(f"{origin}: the file '{path}' is not readable")
     return files
+
+
+def isHidden(name: str) -> bool:
+    """Return whether a file is hidden from readers, as Hadoop's FileInputFormat hides it: its
+    name starts with '.' or '_' (``_SUCCESS``, the ``.crc`` checksums of a written directory)."""
+    return name.startswith((".", "_"))
+
+
+def _hiddenNote(glob: str, names: list[str]) -> str:
+    """Return why the hidden files among ``names`` that ``glob`` matches are not read, or nothing
+    if it matches none."""
+    hidden = sorted(name for name in names if isHidden(name) and fnmatch.fnmatchcase(name, glob))
+    if not hidden:
+        return ""
+    shown = ", ".join(f"'{name}'" for name in hidden[:3]) + (", ..." if len(hidden) > 3 else "")
+    return (
+        f" (it matches only {shown}: names starting with '.' or '_' are hidden files, never read, "
+        "as Spark's reader skips them)"
+    )
 
 
 def byteRanges(
@@ -62,39 +84,90 @@ def lineBatchesStartingIn(
 ) -> Iterator[list[str]]:
     """Yield, in lists, the lines whose first byte lies in ``[start, end)``, without terminators.
 
-    The range is read in chunks cut at line ends, so each chunk decodes on its own; a line
-    longer than a chunk is gathered from its pieces in time linear in its length.
+    Lines end at ``\\r\\n``, ``\\r`` or ``\\n`` and a UTF-8 byte order mark at the start of the
+    file is skipped, as in Spark's reader (Hadoop's LineRecordReader). The range is read in chunks
+    cut at line ends, so each chunk decodes on its own; a line longer than a chunk is gathered
+    from its pieces in time linear in its length.
     """
     with open(path, "rb") as file:
-        if start > 0:
-            file.seek(start - 1)
-            file.readline()
-        position = linesStart = file.tell()
-        pieces: list[bytes] = []
-        while position < end:
-            chunk = file.read(min(READ_CHUNK, end - position))
-            if not chunk:
-                break
-            position += len(chunk)
-            cut = chunk.rfind(b"\n") + 1
-            if not cut:
-                pieces.append(chunk)
-                continue
-            lines = b"".join((*pieces, chunk[:cut]))
-            yield _decodeLines(path, linesStart, lines, charset, origin)
-            pieces, linesStart = [chunk[cut:]], linesStart + len(lines)
-        rest = b"".join(pieces)
-        if rest:
-            line = rest + file.readline()
-            last = line if line.endswith(b"\n") else line + b"\n"
-            yield _decodeLines(path, linesStart, last, charset, origin)
+        for offset, data in _lineBytesStartingIn(file, start, end):
+            if offset == 0 and data.startswith(UTF8_BOM):
+                offset, data = len(UTF8_BOM), data[len(UTF8_BOM) :]
+            if data:
+                yield _decodeLines(path, offset, data, charset, origin)
 
 
 READ_CHUNK = 1 << 20
 
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def _lineBytesStartingIn(file, start: int, end: int) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(offset, bytes)``: whole lines, with their terminators, whose first byte lies in
+    ``[start, end)``, in chunks; the last line of the file may have no terminator."""
+    position = linesStart = 0 if start == 0 else _seekLineStart(file, start)
+    pieces: list[bytes] = []
+    while position < end:
+        chunk = file.read(min(READ_CHUNK, end - position))
+        if not chunk:
+            break
+        position += len(chunk)
+        cut = _afterLastLineEnd(chunk)
+        if not cut:
+            pieces.append(chunk)
+            continue
+        lines = b"".join((*pieces, chunk[:cut]))
+        yield linesStart, lines
+        pieces, linesStart = [chunk[cut:]], linesStart + len(lines)
+    rest = b"".join(pieces)
+    if rest:
+        yield linesStart, rest if rest.endswith(b"\r") else rest + _readThroughLineEnd(file)
+
+
+def _seekLineStart(file, start: int) -> int:
+    """Seek ``file`` to the first line start at or after byte ``start`` (> 0) and return it: the
+    byte after a ``\\n``, or after a ``\\r`` that no ``\\n`` follows."""
+    file.seek(start - 1)
+    ending = _readThroughLineEnd(file)
+    position = start - 1 + len(ending)
+    if ending.endswith(b"\r"):
+        file.seek(position)
+        if file.read(1) == b"\n":
+            position += 1
+    file.seek(position)
+    return position
+
+
+def _readThroughLineEnd(file) -> bytes:
+    """Return the bytes from the file's position through its next line end, or to its end."""
+    pieces = []
+    while chunk := file.read(READ_CHUNK):
+        found = _firstLineEnd(chunk)
+        if found >= 0:
+            pieces.append(chunk[: found + 1])
+            break
+        pieces.append(chunk)
+    return b"".join(pieces)
+
+
+def _firstLineEnd(data: bytes) -> int:
+    """Return the index of the first ``\\r`` or ``\\n`` in ``data``, or -1."""
+    newline = data.find(b"\n")
+    carriage = data.find(b"\r", 0, len(data) if newline < 0 else newline)
+    return newline if carriage < 0 else carriage
+
+
+def _afterLastLineEnd(chunk: bytes) -> int:
+    """Return where the chunk's last whole line ends (0 if none): after its last ``\\n``, or
+    after a later ``\\r`` that is not its last byte (a ``\\n`` may follow in the next chunk)."""
+    newline = chunk.rfind(b"\n")
+    carriage = chunk.rfind(b"\r", newline + 1, len(chunk) - 1)
+    return max(newline, carriage) + 1
+
 
 def _decodeLines(path: str, offset: int, data: bytes, charset: str, origin: str) -> list[str]:
-    """Decode ``data``, whole lines ending in a newline that start at byte ``offset``."""
+    """Decode ``data``, whole lines starting at byte ``offset`` that end in a line end but for
+    the last line of a file."""
     try:
         text = data.decode(charset)
     except UnicodeDecodeError as cause:
@@ -104,9 +177,10 @@ def _decodeLines(path: str, offset: int, data: bytes, charset: str, origin: str)
             f"{_charsetAdvice(origin)}"
         ) from cause
     if "\r" in text:
-        text = text.replace("\r\n", "\n")
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     lines = text.split("\n")
-    lines.pop()
+    if not lines[-1]:
+        lines.pop()
     return lines
 
 
@@ -116,8 +190,11 @@ def _charsetAdvice(origin: str) -> str:
 
 
 def _lineNumber(path: str, position: int) -> int:
+    """Return the number of the line holding byte ``position``: one more than the line ends
+    (``\\r\\n``, ``\\r`` or ``\\n``) before it."""
     with open(path, "rb") as file:
-        return file.read(position).count(b"\n") + 1
+        before = file.read(position)
+    return before.count(b"\n") + before.count(b"\r") - before.count(b"\r\n") + 1
 
 
 def jsonBatchesStartingIn(path: str, start: int, end: int, charset: str) -> Iterator[list[dict]]:
@@ -155,6 +232,75 @@ def jsonObject(line: str) -> dict:
     return value
 
 
+def charsetProblem(charset: str) -> str | None:
+    """Return why files in ``charset`` cannot be split into lines by byte, or None if they can."""
+    if not isinstance(charset, str):
+        return f"expected the charset's name as a str, got {type(charset).__name__}"
+    return _codecProblem(charset)
+
+
+_READABLE = "'utf-8', 'latin-1', 'cp1252', 'ascii' or 'iso-8859-15'"
+
+
+@functools.cache
+def _codecProblem(charset: str) -> str | None:
+    """Return why ``charset``'s codec cannot decode a line cut out of a file by its bytes."""
+    try:
+        codec = codecs.lookup(charset)
+    except LookupError:
+        return (
+            f"unknown charset '{charset}'; expected the name of a text encoding Python knows, "
+            f"such as {_READABLE}"
+        )
+    reason = _lineEndsReason(charset)
+    if reason is None:
+        return None
+    cannot = f"cannot read files in the charset '{charset}' line by line: {reason}"
+    if codec.name == "utf-8-sig":
+        return (
+            f"{cannot}; name 'utf-8' instead: it skips a byte order mark at the start of a file, "
+            "as Spark's reader does"
+        )
+    return (
+        f"{cannot}; expected a charset in which '\\r' and '\\n' are the bytes b'\\r' and b'\\n' "
+        f"whatever surrounds them, such as {_READABLE}; convert the files first, e.g. "
+        f"iconv -f {charset} -t utf-8"
+    )
+
+
+def _lineEndsReason(charset: str) -> str | None:
+    """Return why ``\\r`` and ``\\n`` are not single bytes of ``charset`` that mean the same
+    whatever surrounds them, probed on every pair of ASCII bytes; None if they are."""
+    try:
+        newline, carriage = "\n".encode(charset), "\r".encode(charset)
+    except LookupError:
+        return "it is not a text encoding"
+    except ValueError:
+        return "it cannot encode a newline"
+    if newline.startswith(UTF8_BOM):
+        return "it would take a byte order mark off every chunk, not only off the start of a file"
+    if newline != b"\n":
+        return f"a newline there is {newline!r}, not the byte b'\\n'"
+    if carriage != b"\r":
+        return f"a carriage return there is {carriage!r}, not the byte b'\\r'"
+    pairs = bytes(itertools.chain.from_iterable(itertools.product(range(128), repeat=2)))
+    try:
+        text = pairs.decode(charset)
+    except ValueError:
+        text = ""
+    if (text.count("\n"), text.count("\r")) != (pairs.count(b"\n"), pairs.count(b"\r")):
+        return "what its bytes mean depends on the bytes before them, so a line cannot decode alone"
+    return None
+
+
+def _readableCharset(source: "ReadFilesP", attribute: attrs.Attribute, charset: str) -> None:
+    """Refuse a charset whose files cannot be split into lines by byte, naming the source."""
+    problem = charsetProblem(charset)
+    if problem is not None:
+        msg = f"{source.origin}: {problem}"
+        raise DagError(msg)
+
+
 @attrs.frozen
 class ReadFilesP(StandardProcessorSupplier):
     """Reads the lines of the files in a directory; each processor reads one byte range.
@@ -165,7 +311,7 @@ class ReadFilesP(StandardProcessorSupplier):
 
     directory: str
     glob: str = "*"
-    charset: str = "utf-8"
+    charset: str = attrs.field(default="utf-8", validator=_readableCharset)
     files: tuple[tuple[str, int], ...] | None = None
 
     origin = "Sources.files"

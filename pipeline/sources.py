@@ -6,6 +6,7 @@ from collections.abc import Iterable
 import attrs
 
 from coredag.errors import SourceLocation
+from coredag.sources import charsetProblem
 from pipeline.errors import PipelineError
 from pipeline.functions import checkPicklable
 
@@ -52,13 +53,18 @@ class Sources:
     def files(directory: str, glob: str = "*", charset: str = "utf-8") -> FilesSource:
         """Read the lines of the files in ``directory`` whose names match ``glob`` (an empty
         directory gives none); a directory given as a URL (``hdfs://``, ``s3a://``,
-        ``file://`` ...) is read by Spark's reader."""
-        return FilesSource(f"filesSource({os.path.join(directory, glob)})", directory, glob, charset)
+        ``file://`` ...) is read by Spark's reader. Lines end at ``\\r\\n``, ``\\r`` or ``\\n``;
+        hidden files (names starting with '.' or '_') and a UTF-8 byte order mark at the start
+        of a file are skipped, as in Spark's reader."""
+        name = f"filesSource({os.path.join(directory, glob)})"
+        return FilesSource(name, directory, glob, readableCharset(charset, "Sources.files"))
 
     @staticmethod
     def json(directory: str, glob: str = "*", charset: str = "utf-8") -> JsonSource:
-        """Read each non-blank line of the files matching ``glob`` as one JSON object (a dict)."""
-        return JsonSource(f"jsonSource({os.path.join(directory, glob)})", directory, glob, charset)
+        """Read each non-blank line of the files matching ``glob`` as one JSON object (a dict),
+        the lines and files as ``Sources.files`` reads them."""
+        name = f"jsonSource({os.path.join(directory, glob)})"
+        return JsonSource(name, directory, glob, readableCharset(charset, "Sources.json"))
 
     @staticmethod
     def dataframe(dataFrame) -> DataFrameSource:
@@ -76,3 +82,13 @@ class Sources:
         values = tuple(items)
         checkPicklable(values, "items", "items")
         return ItemsSource("items", values)
+
+
+def readableCharset(charset: str, origin: str) -> str:
+    """Return ``charset`` if files in it can be split into lines by byte; else raise a
+    PipelineError naming ``origin`` and the line of the user's call."""
+    problem = charsetProblem(charset)
+    if problem is not None:
+        msg = f"{origin} (called at {SourceLocation.ofUserCall()}): {problem}"
+        raise PipelineError(msg)
+    return charset

@@ -3,11 +3,18 @@ JSON lines, or through Spark's reader for URLs; rows of a DataFrame."""
 
 import itertools
 import json
+import os
+import re
+import tempfile
 from collections import Counter
 from operator import itemgetter
+from unittest import mock
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+import coredag.sources
 from coredag import DAG, DagError, Edge, InputError, ProcessorContext
 from coredag.sinks import ListSinkP
 from coredag.sources import (
@@ -33,16 +40,21 @@ FILES = {
     "e.txt": b"long" * 5000 + b"\nshort\n",
     "f.txt": "h\u00e9llo w\u00f6rld\n\u20acuro\r\nlast \u00e9\n".encode(),
     "g.log": b"mid\rline carriage return\n",
+    "h.txt": b"classic\rmac\r\rline ends\r",
+    "i.txt": b"\r\n\r\rmixed\n\r\nends\r\n\n\rand none",
+    "j.txt": b"\xef\xbb\xbfa byte order mark first\r\nthen one \xef\xbb\xbf inside\n\xef\xbb\xbf\r",
 }
+
+BOM = b"\xef\xbb\xbf"
 
 
 def naiveLines(content: bytes) -> list[str]:
-    """Split on \\n, dropping one \\r before it and the empty piece after a final \\n."""
-    pieces = content.split(b"\n")
-    lines = [piece[:-1] if piece.endswith(b"\r") else piece for piece in pieces[:-1]]
-    if pieces[-1]:
-        lines.append(pieces[-1])
-    return [line.decode("utf-8") for line in lines]
+    """Split on \\r\\n, \\r or \\n as Spark's reader does, after a UTF-8 byte order mark at the
+    start, dropping the empty piece after a final line end."""
+    pieces = re.split(rb"\r\n|\r|\n", content.removeprefix(BOM))
+    if not pieces[-1]:
+        pieces.pop()
+    return [piece.decode("utf-8") for piece in pieces]
 
 
 @pytest.fixture
@@ -61,6 +73,7 @@ def readAll(source: ReadFilesP, count: int) -> list[str]:
 
 def test_naive_reader_agrees_with_splitlines_where_both_apply():
     assert naiveLines(b"a\r\nb\n\nc") == "a\r\nb\n\nc".splitlines() == ["a", "b", "", "c"]
+    assert naiveLines(b"a\rb\r\n\r\rc\r") == "a\rb\r\n\r\rc\r".splitlines() == ["a", "b", "", "", "c"]
 
 
 @pytest.mark.parametrize("count", range(1, 10))
@@ -79,7 +92,7 @@ def test_lines_come_in_file_order(directory, count):
 def test_any_split_point_gives_every_line_once(directory, name):
     content = FILES[name]
     path, size = str(directory / name), len(content)
-    newlines = [i for i, byte in enumerate(content) if byte == ord("\n")]
+    newlines = [i for i, byte in enumerate(content) if byte in b"\r\n"]
     aroundNewlines = {i + offset for i in newlines for offset in (-1, 0, 1, 2)}
     splits = {*range(min(size, 60) + 1), *aroundNewlines, size // 2, size}
     for split in sorted(s for s in splits if 0 <= s <= size):
@@ -313,10 +326,10 @@ def test_spark_rows_supplier_of_a_dataframe_holds_no_dataframe():
     verifyProcessor(source).input([Row(("a",))]).expectOutput(expected).verify()
 
 
-# Through Spark: a file:// URL gives what the worker reader gives (Spark's reader also ends a
-# line at a lone \r, which the worker reader keeps inside the line)
+# Through Spark: a file:// URL gives what the worker reader gives (lines ending in \r, \r\n or
+# \n; a byte order mark skipped at the start of a file)
 
-SPARK_FILES = {name: content for name, content in FILES.items() if b"\r" not in content.replace(b"\r\n", b"")}
+SPARK_FILES = FILES
 
 
 def runSource(jet, supplier, count: int) -> list:
@@ -362,3 +375,189 @@ def test_url_matching_nothing_names_the_pattern(jet, tmp_path):
     url = (tmp_path / "absent").as_uri()
     with pytest.raises(DagError, match=f"^Sources.files: no file matches '{url}/\\*' \\(.*Path does not exist"):
         runSource(jet, ReadFilesP(url), 2)
+
+
+# Line ends as Spark's reader has them: \r, \r\n and \n, from any split point and chunk size
+
+CARRIAGE_RETURNS = BOM + b"a\r\nbb\r\r\n\rccc\n\n\r\r\ndd\r\xc3\xa9\re"
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 5, 64])
+def test_three_ranges_from_any_split_points_read_every_line_once_whatever_the_chunk(tmp_path, monkeypatch, chunk):
+    monkeypatch.setattr(coredag.sources, "READ_CHUNK", chunk)
+    path = tmp_path / "cr.txt"
+    path.write_bytes(CARRIAGE_RETURNS)
+    size = len(CARRIAGE_RETURNS)
+    for low, high in itertools.combinations_with_replacement(range(size + 1), 2):
+        ranges = ((0, low), (low, high), (high, size))
+        lines = [line for bounds in ranges for batch in lineBatchesStartingIn(str(path), *bounds, "utf-8") for line in batch]
+        assert lines == naiveLines(CARRIAGE_RETURNS) == ["a", "bb", "", "", "ccc", "", "", "", "dd", "\u00e9", "e"], (low, high)
+
+
+def test_a_split_between_cr_and_lf_reads_no_empty_line(tmp_path):
+    path = tmp_path / "crlf.txt"
+    path.write_bytes(b"one\r\ntwo\r\n")
+    assert list(lineBatchesStartingIn(str(path), 0, 4, "utf-8")) == [["one"]]
+    assert list(lineBatchesStartingIn(str(path), 4, 10, "utf-8")) == [["two"]]
+    assert list(lineBatchesStartingIn(str(path), 4, 5, "utf-8")) == []
+
+
+def test_a_lone_cr_at_a_range_end_ends_the_line(tmp_path):
+    path = tmp_path / "cr.txt"
+    path.write_bytes(b"one\rtwo\rthree")
+    assert list(lineBatchesStartingIn(str(path), 0, 4, "utf-8")) == [["one"]]
+    assert list(lineBatchesStartingIn(str(path), 4, 5, "utf-8")) == [["two"]]
+    assert list(lineBatchesStartingIn(str(path), 5, 13, "utf-8")) == [["three"]]
+
+
+def test_undecodable_line_number_and_byte_count_cr_line_ends_and_the_bom(tmp_path):
+    path = tmp_path / "bad.txt"
+    path.write_bytes(BOM + b"one\rtwo\r\nth\xffree\r")
+    with pytest.raises(InputError) as raised:
+        readAll(ReadFilesP(str(tmp_path)), 2)
+    assert str(raised.value).startswith(
+        f"Sources.files: '{path}' line 3 is not valid utf-8: invalid start byte at byte 14 of the file;"
+    )
+
+
+# A UTF-8 byte order mark: skipped at the start of a file only, as Hadoop's LineRecordReader does
+
+
+@pytest.mark.parametrize(
+    "content, lines",
+    [
+        (BOM + b"hello\nworld\n", ["hello", "world"]),
+        (BOM, []),
+        (BOM + b"\r\nx", ["", "x"]),
+        (BOM + BOM + b"z\n", ["\ufeffz"]),
+        (b"x\n" + BOM + b"mid\n", ["x", "\ufeffmid"]),
+    ],
+)
+def test_a_byte_order_mark_is_skipped_at_the_start_of_a_file_only(tmp_path, content, lines):
+    path = tmp_path / "bom.txt"
+    path.write_bytes(content)
+    for split in range(len(content) + 1):
+        ranges = ((0, split), (split, len(content)))
+        read = [line for bounds in ranges for batch in lineBatchesStartingIn(str(path), *bounds, "utf-8") for line in batch]
+        assert read == lines, split
+
+
+def test_a_byte_order_mark_is_skipped_whatever_the_charset_as_spark_skips_its_bytes(tmp_path):
+    (tmp_path / "latin.txt").write_bytes(BOM + "caf\u00e9\n".encode("latin-1"))
+    assert readAll(ReadFilesP(str(tmp_path), charset="latin-1"), 1) == ["caf\u00e9"]
+
+
+def test_json_lines_end_at_cr_and_crlf_and_the_first_may_follow_a_bom(tmp_path):
+    content = BOM + b'{"n": 1}\r{"n": 2}\r\n\r{"n": 3}\r  \r'
+    (tmp_path / "cr.json").write_bytes(content)
+    for count in range(1, len(content) + 1):
+        assert readAll(ReadJsonP(str(tmp_path)), count) == [{"n": 1}, {"n": 2}, {"n": 3}], count
+
+
+@pytest.mark.parametrize("count", [1, 3, 7])
+def test_invalid_json_line_number_counts_cr_line_ends(tmp_path, count):
+    path = tmp_path / "bad.json"
+    path.write_bytes(b'{"n": 1}\r{"n": 2}\r\n\r{"n": 3}\rnope\r{"n": 5}\r')
+    with pytest.raises(InputError) as raised:
+        readAll(ReadJsonP(str(tmp_path)), count)
+    assert str(raised.value) == f"Sources.json: '{path}' line 5 is not valid JSON (Expecting value at column 1): 'nope'"
+
+
+# Hidden files (names starting with "." or "_"): skipped, as Hadoop's FileInputFormat does
+
+
+def test_hidden_files_are_not_listed(tmp_path):
+    for name in ["part-00000", ".part-00000.crc", "_SUCCESS", "._SUCCESS.crc", "_notes.txt"]:
+        (tmp_path / name).write_bytes(b"\xff\xfe\n")
+    assert listFiles(str(tmp_path), "*") == ((str(tmp_path / "part-00000"), 3),)
+
+
+def test_a_directory_of_hidden_files_lists_none_as_an_empty_one(tmp_path):
+    (tmp_path / ".hidden").write_text("x\n")
+    (tmp_path / "_SUCCESS").write_text("")
+    assert listFiles(str(tmp_path), "*") == ()
+    assert listFiles(str(tmp_path), "*.txt") == ()
+    assert readAll(ReadFilesP(str(tmp_path)), 2) == []
+
+
+def test_a_glob_matching_only_hidden_files_is_unmatched_and_says_they_are_skipped(tmp_path):
+    (tmp_path / "part-00000").write_text("x\n")
+    (tmp_path / ".part-00000.crc").write_text("x\n")
+    with pytest.raises(DagError) as raised:
+        ReadFilesP(str(tmp_path), glob="*.crc").preflight()
+    assert str(raised.value) == (
+        f"Sources.files: no file in '{tmp_path}' matches the glob '*.crc' (it matches only "
+        "'.part-00000.crc': names starting with '.' or '_' are hidden files, never read, as Spark's "
+        "reader skips them)"
+    )
+
+
+# Charsets: only those whose line ends are the bytes \r and \n can be read from any byte
+
+
+@pytest.mark.parametrize(
+    "charset, newline",
+    [
+        ("utf-16", b"\xff\xfe\n\x00"),
+        ("utf-16-le", b"\n\x00"),
+        ("UTF-16BE", b"\x00\n"),
+        ("utf-32", b"\xff\xfe\x00\x00\n\x00\x00\x00"),
+        ("utf-32-le", b"\n\x00\x00\x00"),
+        ("utf-32-be", b"\x00\x00\x00\n"),
+        ("cp500", b"%"),
+    ],
+)
+def test_a_charset_whose_newline_is_not_the_byte_lf_is_refused(charset, newline):
+    with pytest.raises(DagError) as raised:
+        ReadJsonP("/data/in", charset=charset)
+    assert str(raised.value) == (
+        f"Sources.json: cannot read files in the charset '{charset}' line by line: a newline there "
+        f"is {newline!r}, not the byte b'\\n'; expected a charset in which '\\r' and '\\n' are the "
+        "bytes b'\\r' and b'\\n' whatever surrounds them, such as 'utf-8', 'latin-1', 'cp1252', 'ascii' "
+        f"or 'iso-8859-15'; convert the files first, e.g. iconv -f {charset} -t utf-8"
+    )
+
+
+@pytest.mark.parametrize("charset", ["utf-7", "iso2022_jp", "hz"])
+def test_a_charset_with_shift_states_is_refused(charset):
+    with pytest.raises(DagError, match=f"^Sources.files: cannot read files in the charset '{charset}' line by line: what its bytes mean depends on the bytes before them"):
+        ReadFilesP("/data/in", charset=charset)
+
+
+def test_utf_8_sig_is_refused_pointing_to_utf_8_which_skips_the_bom():
+    with pytest.raises(DagError, match=r"; name 'utf-8' instead: it skips a byte order mark at the start of a file, as Spark's reader does$"):
+        ReadFilesP("/data/in", charset="utf-8-sig")
+
+
+def test_an_unknown_charset_or_one_that_is_no_text_encoding_is_refused():
+    with pytest.raises(DagError) as raised:
+        ReadFilesP("/data/in", charset="nope")
+    assert str(raised.value) == (
+        "Sources.files: unknown charset 'nope'; expected the name of a text encoding Python "
+        "knows, such as 'utf-8', 'latin-1', 'cp1252', 'ascii' or 'iso-8859-15'"
+    )
+    with pytest.raises(DagError, match="^Sources.files: cannot read files in the charset 'base64' line by line: it is not a text encoding; expected"):
+        ReadFilesP("/data/in", charset="base64")
+
+
+@pytest.mark.parametrize("charset", ["utf-8", "UTF8", "latin-1", "cp1252", "ascii", "iso-8859-15", "shift_jis", "gb18030"])
+def test_charsets_whose_line_ends_are_cr_and_lf_bytes_are_accepted(charset):
+    assert coredag.sources.charsetProblem(charset) is None
+    assert ReadFilesP("/data/in", charset=charset).charset == charset
+
+
+@given(
+    pieces=st.lists(st.sampled_from([b"a", b"bc", b"\r", b"\n", b"\r\n", "\u00e9".encode(), BOM]), max_size=40),
+    cuts=st.lists(st.integers(0, 120), max_size=4),
+    chunk=st.integers(1, 9),
+)
+def test_any_line_ends_split_anywhere_and_read_in_any_chunk_give_every_line_once(pieces, cuts, chunk):
+    content = b"".join(pieces)
+    bounds = sorted({0, len(content), *(min(cut, len(content)) for cut in cuts)})
+    with tempfile.TemporaryDirectory() as directory, mock.patch.object(coredag.sources, "READ_CHUNK", chunk):
+        path = os.path.join(directory, "lines.txt")
+        with open(path, "wb") as file:
+            file.write(content)
+        ranges = [lineBatchesStartingIn(path, low, high, "utf-8") for low, high in zip(bounds, bounds[1:])]
+        lines = [line for batches in ranges for batch in batches for line in batch]
+    assert lines == naiveLines(content)
