@@ -20,6 +20,8 @@ def _checkLocalParallelism(instance, attribute, value):
 def _checkName(instance, attribute, value):
     if not value:
         raise DagError("A vertex needs a non-empty name")
+    if "\x00" in value:
+        raise DagError(f"Vertex {value!r}: a name cannot hold the NUL character, which DOT cannot write")
 
 
 @attrs.frozen

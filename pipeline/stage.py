@@ -53,6 +53,8 @@ class Stage:
         """Name the stage (vertex names and errors use it); return this stage."""
         if not name:
             raise PipelineError(f"{self.describe()}: setName needs a non-empty name")
+        if "\x00" in name:
+            raise PipelineError(f"{self.describe()}: setName({name!r}): a name cannot hold the NUL character, which DOT cannot write")
         self.pipeline.update(self.index, lambda t: attrs.evolve(t, name=name))
         return self
 

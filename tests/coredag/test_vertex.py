@@ -61,3 +61,9 @@ def test_determine_local_parallelism_uses_default_only_when_unset():
 def test_empty_name_is_rejected():
     with pytest.raises(DagError, match="A vertex needs a non-empty name"):
         Vertex("", noop)
+
+
+def test_a_name_holding_nul_is_rejected_as_dot_cannot_write_it():
+    with pytest.raises(DagError) as raised:
+        Vertex("a\x00b", noop)
+    assert str(raised.value) == "Vertex 'a\\x00b': a name cannot hold the NUL character, which DOT cannot write"

@@ -167,6 +167,13 @@ def test_setName_with_an_empty_name_raises():
     assert re.fullmatch(r"Stage 'map' \(defined at test_stages\.py:\d+\): setName needs a non-empty name", str(raised.value))
 
 
+def test_setName_with_a_nul_character_raises():
+    stage = Pipeline.create().readFrom(Sources.items([1])).map(str)
+    with pytest.raises(PipelineError) as raised:
+        stage.setName("a\x00b")
+    assert str(raised.value).endswith(": setName('a\\x00b'): a name cannot hold the NUL character, which DOT cannot write")
+
+
 # picklability at definition
 
 
