@@ -4,7 +4,16 @@ from coredag.aggregate_operation import AggregateOperation
 from coredag.dag import DAG
 from coredag.edge import Edge, RoutingPolicy
 from coredag.edge_config import EdgeConfig
-from coredag.errors import DagError, InputError, JobError, OutputError, UserFunctionError
+from coredag.errors import (
+    DagError,
+    InputError,
+    JobError,
+    OutputError,
+    SessionError,
+    UnpicklableItemError,
+    UserFunctionError,
+    WorkerCrashError,
+)
 from coredag.partitioner import DefaultPartitioner, Partitioner
 from coredag.processor import (
     AbstractProcessor,
@@ -32,6 +41,9 @@ __all__ = [
     "Processor",
     "ProcessorContext",
     "RoutingPolicy",
+    "SessionError",
+    "UnpicklableItemError",
     "UserFunctionError",
     "Vertex",
+    "WorkerCrashError",
 ]

@@ -106,6 +106,10 @@ class OutputError(DagError):
     """A job cannot write where it was asked to: the output exists, or cannot be created."""
 
 
+class SessionError(RuntimeError):
+    """sparkjet cannot run on the Spark session it was asked for."""
+
+
 class JobError(RuntimeError):
     """A job failed while it ran."""
 
@@ -159,3 +163,19 @@ def reducedTraceback(error: BaseException) -> str:
     if isinstance(error, UserFunctionError) and error.traceback:
         return error.traceback
     return userTraceback(error)
+
+
+class WorkerCrashError(JobError):
+    """A Spark task's Python worker process died in each of the task's attempts (a crash, an
+    exit, the out-of-memory killer); names the stages the task ran and what to check."""
+
+
+class UnpicklableItemError(JobError):
+    """An item a stage emitted cannot be pickled to cross to the next stage; names the stage,
+    where the user defined it, the item's type and what to do."""
+
+
+def describeStages(stageNames: list) -> str:
+    """Return how errors name several stages: ``Stage 'a' (defined at x.py:3) and Stage 'b'``."""
+    described = [describeStage(str(name), getattr(name, "definedAt", None)) for name in stageNames]
+    return " and ".join(described) if len(described) < 3 else ", ".join(described[:-1]) + " and " + described[-1]

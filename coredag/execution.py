@@ -1,23 +1,21 @@
 """Running a Core DAG on PySpark: vertices become partitions, edges narrow links or shuffles.
 
-This module, and on the workers' side coredag.worker_daemon, are the only ones that import
-pyspark.
+This module, coredag.session and, on the workers' side, coredag.worker_daemon are the only ones
+that import pyspark.
 """
 
 import concurrent.futures
 import contextlib
 import functools
 import itertools
-import os
 import pickle
 import random
-import re
-import sys
 import threading
 import time
 import urllib.parse
+import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import attrs
 from py4j.protocol import Py4JError
@@ -25,9 +23,10 @@ from pyspark import RDD, SparkContext, StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.status import SparkStageInfo, StatusTracker
 
+from coredag.crossing import Crossing, OutputBatch, namedBatches, pickledPacket
 from coredag.dag import DAG
 from coredag.edge import Edge, RoutingPolicy
-from coredag.errors import DagError, JobError, OutputError, UserFunctionError, shorten
+from coredag.errors import DagError, JobError, OutputError, UserFunctionError, describeStages, shorten
 from coredag.metrics import CountsAccumulatorParam, JobMetrics, TaskMetrics
 from coredag.output_directory import HadoopOutputDirectory, LocalOutputDirectory, localPathOf
 from coredag.partitioner import DefaultPartitioner
@@ -36,67 +35,20 @@ from coredag.standard import StandardProcessorSupplier, batched
 from coredag.tasklet import TaskletSpec, runPartitionBatches
 from coredag.transport import TRANSPORTED, TransportedError, restoreError, summarizeFailure
 from coredag.vertex import Vertex
+from coredag.worker_failure import CrashedTask
 
 
 OutputDirectory = LocalOutputDirectory | HadoopOutputDirectory
 """A job's claim on a new output directory, local or of a Hadoop file system."""
 
-_LOG4J2 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
-
-TASK_ATTEMPTS = 4
-"""How many times a local session runs a failing task before it fails the job, as Spark's
-``spark.task.maxFailures`` does on a cluster: a Python worker that dies does not fail the job."""
-
-_LOCAL_MASTER = re.compile(r"local(?:\[(\*|\d+)\])?")
-
-
-def retryingMaster(master: str) -> str:
-    """Return ``master``, a local one made to retry failed tasks (``local[2]`` becomes
-    ``local[2,4]``): Spark's local mode otherwise runs every task once, whatever
-    ``spark.task.maxFailures`` says."""
-    match = _LOCAL_MASTER.fullmatch(master)
-    return master if match is None else f"local[{match.group(1) or 1},{TASK_ATTEMPTS}]"
-
-
-def embeddedSession(master: str = "local[*]", appName: str = "sparkjet") -> SparkSession:
-    """Return the active SparkSession, or start one whose Python workers run this
-    interpreter with this ``sys.path`` (so they import what the driver imports, on a cluster
-    too, where the file system is shared) and import PySpark compiled (see
-    coredag.worker_daemon); a local ``master`` retries failed tasks (see ``retryingMaster``)."""
-    active = activeSession()
-    if active is not None:
-        return active
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    paths += [p for p in sys.path if p and os.path.isdir(p) and p not in paths]
-    os.environ["PYTHONPATH"] = os.pathsep.join(paths)
-    session = (
-        SparkSession.builder.master(retryingMaster(master))
-        .appName(appName)
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "8")
-        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{_LOG4J2}")
-        .config("spark.executorEnv.PYTHONPATH", os.environ["PYTHONPATH"])
-        .config("spark.python.daemon.module", "coredag.worker_daemon")
-        .getOrCreate()
-    )
-    return session
-
-
-def activeSession() -> SparkSession | None:
-    """Return the SparkSession active in this process, if any."""
-    return SparkSession.getActiveSession()
-
-
 StageInfo = SparkStageInfo
 """What Spark's status tracker says of a stage: its id, its tasks, how many are done, failed."""
 
 
-def runningStages(jobName: str) -> tuple[list[int], list[StageInfo]]:
-    """Return the ids of the Spark stages the sparkjet job ``jobName`` has so far and the infos
-    of those running; nothing when no SparkContext is active (or it stops meanwhile)."""
+def runningStages(jobGroup: str) -> tuple[list[int], list[StageInfo]]:
+    """Return the ids of the Spark stages the sparkjet job of Spark job group ``jobGroup`` has
+    so far and the infos of those running; nothing when no SparkContext is active (or it stops
+    meanwhile)."""
     # PySpark's own SparkSession.getActiveSession reads the same class attribute; a context still
     # starting has no _jsc yet, one stopped has None.
     javaContext = getattr(SparkContext._active_spark_context, "_jsc", None)
@@ -104,7 +56,7 @@ def runningStages(jobName: str) -> tuple[list[int], list[StageInfo]]:
         return [], []
     tracker = StatusTracker(javaContext.statusTracker())
     try:
-        stageIds = sorted(_stageIdsOf(tracker, jobName))
+        stageIds = sorted(_stageIdsOf(tracker, jobGroup))
         active = set(tracker.getActiveStageIds()).intersection(stageIds)
         return stageIds, [info for info in map(tracker.getStageInfo, active) if info is not None]
     except Py4JError:
@@ -143,7 +95,7 @@ def executeDag(
     started = time.perf_counter()
     if control.cancelled:
         raise control.cancellation()
-    sc.setJobGroup(jobName, f"sparkjet job '{jobName}'", interruptOnCancel=False)
+    sc.setJobGroup(control.group, f"sparkjet job '{jobName}'", interruptOnCancel=False)
     try:
         with control.watching(sc):
             lists, dataFrames = _runTerminalVertices(builder, suppliers, outputs)
@@ -151,7 +103,7 @@ def executeDag(
             output.commit()
     except Exception as error:
         _abortOutputs(sc, control, outputs)
-        failure = control.failureOf(error)
+        failure = control.failureOf(error, builder)
         raise failure from failure.__cause__
     finally:
         builder.unpersist()
@@ -201,6 +153,8 @@ class JobControl:
 
     def __init__(self, jobName: str) -> None:
         self.jobName = jobName
+        self.group = f"sparkjet-{jobName}-{uuid.uuid4().hex[:12]}"
+        """The Spark job group of this job's Spark jobs: its own, whatever other jobs are named."""
         self.cancelled = False
         self.failure: Exception | None = None
         self._woken = threading.Event()
@@ -231,7 +185,7 @@ class JobControl:
         cancelled could otherwise write output after the job removed it."""
         deadline = time.monotonic() + ENDING_SECONDS
         tracker = sc.statusTracker()
-        stages = _stageIdsOf(tracker, self.jobName)
+        stages = _stageIdsOf(tracker, self.group)
         while any(info.numActiveTasks for info in map(tracker.getStageInfo, stages) if info is not None):
             if time.monotonic() > deadline:
                 return
@@ -242,12 +196,12 @@ class JobControl:
         CancellationException."""
         return concurrent.futures.CancelledError(f"Job '{self.jobName}' was cancelled")
 
-    def failureOf(self, error: Exception) -> Exception:
+    def failureOf(self, error: Exception, builder: "_RddBuilder | None" = None) -> Exception:
         """Return what the job's ``error`` means to its user: a cancellation, the job error a
         task failed with, or ``error`` made readable."""
         if self.cancelled:
             return self.cancellation()
-        return _driverError(error, self.jobName) if self.failure is None else self.failure
+        return _driverError(error, self.jobName, builder) if self.failure is None else self.failure
 
     def _watch(self, sc: SparkContext, stopped: threading.Event) -> None:
         tracker = sc.statusTracker()
@@ -259,10 +213,10 @@ class JobControl:
             if stopped.is_set():
                 return
             if self.failure is None:
-                self.failure = _jobErrorOfFailedTask(sc, tracker, self.jobName)
+                self.failure = _jobErrorOfFailedTask(sc, tracker, self.group)
             stopping = self.cancelled or self.failure is not None
-            if stopping and _runsSparkJobs(tracker, self.jobName):
-                sc.cancelJobGroup(self.jobName)
+            if stopping and _runsSparkJobs(tracker, self.group):
+                sc.cancelJobGroup(self.group)
 
 
 def _runsSparkJobs(tracker: StatusTracker, jobGroup: str) -> bool:
@@ -405,10 +359,10 @@ def _materializedDataFrame(spark: SparkSession, batches: RDD, output: CreateData
             items.unpersist()
 
 
-def _driverError(error: Exception, jobName: str) -> Exception:
+def _driverError(error: Exception, jobName: str, builder: "_RddBuilder | None" = None) -> Exception:
     if isinstance(error, TRANSPORTED):
         return error
-    restored = restoreError(str(error))
+    restored = restoreError(str(error)) or _workerCrashError(str(error), jobName, builder)
     if restored is not None:
         return restored
     return JobError(f"Job '{jobName}' failed: {summarizeFailure(str(error))}")
@@ -474,7 +428,7 @@ class _RddBuilder:
         else:
             parent, packed = self._shuffledInputs(inbound), True
         rdd = parent.mapPartitionsWithIndex(
-            functools.partial(_runVertex, spec, packed, bool(inbound), self.counts)
+            functools.partial(_runVertex, spec, _crossingOf(self, name), packed, bool(inbound), self.counts)
         )
         if len(outbound) > 1:
             rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
@@ -588,15 +542,18 @@ def _selectOrdinal(ordinal: int, batches: Iterator[list]) -> Iterator[list]:
 
 
 def _runVertex(
-    spec: TaskletSpec, packed: bool, countsInput: bool, counts, index: int, partition: Iterator
+    spec: TaskletSpec, crossing: Crossing, packed: bool, countsInput: bool, counts, index: int, partition: Iterator
 ) -> Iterator[list]:
+    """Run processor ``index`` of the vertex over its partition; its output batches name the
+    stage that emitted them where an item cannot be pickled (see ``namedBatches``)."""
     metrics = TaskMetrics()
     batches = (pickle.loads(packet) for _, packet in partition) if packed else partition
     batches = sliced(batches, spec.queueSize)
     if countsInput:
         batches = metrics.countedInput(spec.vertexName, batches)
     try:
-        yield from metrics.countedOutput(spec.vertexName, runPartitionBatches(spec, index, batches, metrics))
+        output = metrics.countedOutput(spec.vertexName, runPartitionBatches(spec, index, batches, metrics))
+        yield from namedBatches(output, crossing)
     except TRANSPORTED as error:
         raise TransportedError(error) from None
     counts.add(metrics.total())
@@ -694,24 +651,30 @@ def _routeItems(
     route: Route, ordinal: int | None, packetSizeLimit: int, counts, index: int, batches: Iterator
 ) -> Iterator[tuple[int, bytes]]:
     """Yield ``(target, pickled packet)`` for the items of upstream processor ``index``; the
-    packets are pickled here, so the bytes through the shuffle are counted exactly."""
+    packets are pickled here, so the bytes through the shuffle are counted exactly; an item
+    that cannot be pickled fails naming the stage that emitted it."""
     metrics = TaskMetrics()
+    batches, crossing = _crossingOfRoute(route, ordinal, batches)
     pairs = route.targets(index, itertools.chain.from_iterable(batches))
     if ordinal is not None:
         pairs = ((target, (ordinal, item)) for target, item in pairs)
+    pickled = functools.partial(pickledPacket, crossing=crossing)
     try:
-        for target, packet in packets(pairs, route.downstreamCount, packetSizeLimit):
-            pickled = pickle.dumps(packet, protocol=pickle.HIGHEST_PROTOCOL)
-            metrics.countShuffled(route.sourceName, route.destName, len(packet), len(pickled))
-            yield target, pickled
+        for target, packet in packets(pairs, route.downstreamCount, packetSizeLimit, pickled):
+            data = pickled(packet)
+            metrics.countShuffled(route.sourceName, route.destName, len(packet), len(data))
+            yield target, data
     except TRANSPORTED as error:
         raise TransportedError(error) from None
     counts.add(metrics.total())
 
 
-def packets(pairs: Iterator, targetCount: int, packetSizeLimit: int) -> Iterator[tuple[int, list]]:
+def packets(
+    pairs: Iterator, targetCount: int, packetSizeLimit: int, dumps: Callable[[list], bytes]
+) -> Iterator[tuple[int, list]]:
     """Group ``(target, item)`` pairs into ``(target, [items])`` of about ``packetSizeLimit``
-    pickled bytes; the items per packet are set from the pickled size of the first packet."""
+    pickled bytes; the items per packet are set from the size of the first packet ``dumps``
+    pickles (which names what it cannot pickle)."""
     buckets: list[list] = [[] for _ in range(targetCount)]
     perPacket, measured = FIRST_PACKET_ITEMS, False
     for target, item in pairs:
@@ -721,7 +684,7 @@ def packets(pairs: Iterator, targetCount: int, packetSizeLimit: int) -> Iterator
             continue
         if not measured:
             measured = True
-            perPacket = max(1, perPacket * packetSizeLimit // _pickledSize(bucket))
+            perPacket = max(1, perPacket * packetSizeLimit // max(1, len(dumps(bucket))))
             if len(bucket) < perPacket:
                 continue
         yield target, bucket
@@ -734,5 +697,70 @@ def packets(pairs: Iterator, targetCount: int, packetSizeLimit: int) -> Iterator
 FIRST_PACKET_ITEMS = 64
 
 
-def _pickledSize(items: list) -> int:
-    return max(1, len(pickle.dumps(items, protocol=pickle.HIGHEST_PROTOCOL)))
+def _crossingOf(builder: _RddBuilder, name: str) -> Crossing:
+    """Return where vertex ``name``'s output batches go: a sink's items are named after the
+    stage that feeds it, a list sink's go to the driver."""
+    dag, supplier = builder.dag, builder.suppliers[name]
+    inbound = dag.getInboundEdges(name)
+    sink = isinstance(supplier, SinkSupplier) and len(inbound) == 1
+    producer = dag.getVertex(inbound[0].sourceName if sink else name).stageName
+    pickled = _pickledBySpark(builder, name)
+    output = supplier.terminalOutput if isinstance(supplier, SinkSupplier) else None
+    if isinstance(output, CollectToList):
+        return Crossing(producer, f"the driver's list '{output.listName}'", pickled)
+    destinations = [edge.destName for edge in dag.getOutboundEdges(name)]
+    return Crossing(producer, describeStages(destinations) if destinations else "its sink", pickled)
+
+
+def _pickledBySpark(builder: _RddBuilder, name: str) -> bool:
+    """Whether PySpark pickles vertex ``name``'s output batches: a list sink's are collected, a
+    vertex's with several outbound edges cached, and a narrow edge's pass through the JVM where
+    it is coalesced or cuts a long chain (see ``_chainedInput``); a shuffle pickles its items."""
+    outbound = builder.dag.getOutboundEdges(name)
+    if not outbound:
+        return isinstance(getattr(builder.suppliers[name], "terminalOutput", None), CollectToList)
+    if len(outbound) > 1:
+        return True
+    edge = outbound[0]
+    if len(builder.dag.getInboundEdges(edge.destName)) > 1 or not builder._isNarrow(edge):
+        return False
+    coalesced = builder.parallelism[name] != builder.parallelism[edge.destName]
+    return coalesced or builder._chainLengths.get(name, 1) + 1 > MAX_CHAIN_LENGTH
+
+
+def _crossingOfRoute(route: Route, ordinal: int | None, batches: Iterator) -> tuple[Iterator, Crossing]:
+    """Return the batches and where the edge of ``route`` sends their items: the stage that
+    emitted them is named as its ``OutputBatch``es name it (with where it was defined)."""
+    batches = iter(batches)
+    first = next(batches, None)
+    producer = first.crossing.producer if isinstance(first, OutputBatch) else route.sourceName
+    crossing = Crossing(producer, f"Stage '{route.destName}'", tagged=ordinal is not None)
+    return (batches if first is None else itertools.chain([first], batches)), crossing
+
+
+def _workerCrashError(text: str, jobName: str, builder: "_RddBuilder | None") -> JobError | None:
+    """Return the error of a job whose task's Python worker died in every attempt, naming the
+    vertices that the Spark stage of that task ran, if ``text`` (Spark's failure) says so."""
+    crashed = CrashedTask.parse(text)
+    if crashed is None:
+        return None
+    return crashed.error(jobName, [] if builder is None else _verticesOfSparkStage(crashed.stage, builder))
+
+
+def _verticesOfSparkStage(stageId: int, builder: _RddBuilder) -> list:
+    """Return the stage names of the vertices of ``builder``'s job that Spark stage ``stageId``
+    runs: those whose chain of Python functions starts at an RDD of the stage (PySpark's
+    ``_prev_jrdd``)."""
+    try:
+        stage = builder.sc._jsc.sc().statusStore().lastStageAttempt(stageId)
+        rddIds = {int(rddId) for rddId in stage.rddIds().mkString(",").split(",") if rddId}
+        built = [(vertex, builder._rdds.get(vertex.name)) for vertex in builder.dag]
+        return [vertex.stageName for vertex, rdd in built if rdd is not None and _chainRoot(rdd) in rddIds]
+    except Py4JError:
+        return []
+
+
+def _chainRoot(rdd: RDD) -> int:
+    """Return the id of the JVM RDD whose items the Python functions of ``rdd`` (pipelined into
+    one by PySpark) read."""
+    return (rdd._prev_jrdd if hasattr(rdd, "_prev_jrdd") else rdd._jrdd).id()

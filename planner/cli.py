@@ -7,6 +7,7 @@ import sys
 
 from coredag.dag import DAG
 from coredag.errors import reducedTraceback
+from planner.interrupts import Interrupted
 from planner.jet import MASTER_VARIABLE, OnlyPlanned, watchingJobs
 from planner.planning import PlannedDag, plan
 from planner.render import writePlanSvg
@@ -22,6 +23,10 @@ EXAMPLES = """examples:
 (run: sparkjet's options go before SCRIPT; what follows SCRIPT is the script's own arguments;
 several jobs are numbered: report.html, report-2.html, ...)
 """
+
+
+INTERRUPTED = 128 + 2
+"""The exit status of a run that Ctrl-C (SIGINT) stopped, as a shell reports it."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.master:
             os.environ[MASTER_VARIABLE] = args.master
         return runAndReport(args.script, scriptArgs, args.svg, args.html)
+    except (KeyboardInterrupt, Interrupted) as interrupt:
+        print(f"sparkjet: {str(interrupt) or 'interrupted (Ctrl-C)'}", file=sys.stderr)
+        return INTERRUPTED
     except Exception as error:
         print(f"sparkjet: {type(error).__name__}: {error}", file=sys.stderr)
         print(reducedTraceback(error), end="", file=sys.stderr)

@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING
 
 import attrs
 from coredag.dag import DAG
-from coredag.errors import DagError, JobError
+from coredag.errors import DagError, JobError, SessionError
 from coredag.metrics import JobMetrics
 from coredag.standard import preflightDag
 from pipeline.pipeline import Pipeline
+from planner.interrupts import Interrupted, interruptCancelsJobs
 from planner.planning import plan
 
 if TYPE_CHECKING:  # coredag.execution imports pyspark, which planning never needs
@@ -23,6 +24,10 @@ if TYPE_CHECKING:  # coredag.execution imports pyspark, which planning never nee
 
 MASTER_VARIABLE = "SPARKJET_MASTER"
 """The environment variable naming the Spark master a Jet() without one uses (default local[*])."""
+
+WAIT_SLICE_SECONDS = 0.25
+"""How long ``join()`` waits at a time: Ctrl-C is seen within it."""
+
 
 @attrs.frozen
 class _JobWatch:
@@ -65,19 +70,38 @@ class Job:
         """Return the job's name."""
         return self.name
 
+    @property
+    def sparkJobGroup(self) -> str | None:
+        """Return the Spark job group of the job's Spark jobs (None if it was only planned)."""
+        return None if self._control is None else self._control.group
+
     def join(self) -> None:
         """Wait until the job completes; raise the error that failed it (CancelledError if
-        ``cancel()`` stopped it)."""
+        ``cancel()`` stopped it, Interrupted if Ctrl-C did)."""
         self._result()
 
     def _result(self) -> JobMetrics | None:
         """Return the job's metrics once it completes. sparkjet's own errors say what and where
         in their message (and chain the user's frames), so they are raised from here without
-        the frames of the thread that ran the job."""
+        the frames of the thread that ran the job. Ctrl-C while it waits cancels the job and,
+        once the job has removed its output, raises Interrupted."""
         try:
-            return self._future.result()
+            return self._awaited()
         except (JobError, DagError) as error:
             raise error.with_traceback(None)
+        except KeyboardInterrupt:
+            self.cancel()
+            concurrent.futures.wait([self._future])
+            raise Interrupted(f"Job '{self.name}' was cancelled: interrupted (Ctrl-C)") from None
+
+    def _awaited(self) -> JobMetrics | None:
+        """Return the job's result; wait in slices, so Python runs a SIGINT handler within one
+        (a wait without a timeout sees a signal only if it reaches this very thread)."""
+        while True:
+            try:
+                return self._future.result(timeout=WAIT_SLICE_SECONDS)
+            except TimeoutError:
+                continue
 
     def cancel(self) -> None:
         """Stop the job, as Jet's ``Job.cancel()`` does: its Spark jobs are cancelled at once
@@ -119,8 +143,8 @@ class Jet:
         if spark is not None and master is not None:
             raise ValueError("Jet: pass either spark (a SparkSession) or master (a URL), not both")
         self._spark = spark
-        self._ownsSpark = False
-        self._master = master or os.environ.get(MASTER_VARIABLE, "local[*]")
+        self._sharesSpark = False
+        self._master = master or os.environ.get(MASTER_VARIABLE) or None
         self._lists: dict[str, list] = {}
         self._dataFrames: dict[str, object] = {}
         self._running: set[str] = set()
@@ -128,13 +152,22 @@ class Jet:
         self._executor = concurrent.futures.ThreadPoolExecutor(thread_name_prefix="sparkjet-job")
 
     def spark(self):
-        """Return the SparkSession jobs run on, starting the embedded one on first use."""
-        with self._lock:
-            if self._spark is None:
-                from coredag.execution import activeSession, embeddedSession
+        """Return the SparkSession jobs run on: the one given, else the process's session
+        (spark-submit's, the active one, or one started now), taken again if it was stopped."""
+        from coredag.session import isStopped, sharedSessions
 
-                self._ownsSpark = activeSession() is None
-                self._spark = embeddedSession(self._master)
+        with self._lock:
+            if self._spark is not None and isStopped(self._spark):
+                if not self._sharesSpark:
+                    raise SessionError(
+                        "The SparkSession given to Jet(spark=...) was stopped: give a running one, "
+                        "or make Jet() without it to have one started"
+                    )
+                sharedSessions.release(self._spark)
+                self._spark, self._sharesSpark = None, False
+            if self._spark is None:
+                self._spark = sharedSessions.take(self._master)
+                self._sharesSpark = True
             return self._spark
 
     def newJob(self, work: Pipeline | DAG, name: str | None = None) -> Job:
@@ -149,8 +182,9 @@ class Jet:
             return watch.jobs[-1]
         dag = preflightDag(dag)
         spark = self.spark()
+        interruptCancelsJobs.install()  # after PySpark's, which a new SparkContext installs
         control = JobControl(jobName)
-        self._register(jobName)
+        self._register(jobName, control)
 
         def run() -> JobMetrics:
             try:
@@ -161,17 +195,20 @@ class Jet:
                     self._dataFrames.update(outcome.dataFrames)
                 return outcome.metrics
             finally:
-                with self._lock:
-                    self._running.discard(jobName)
+                self._unregister(jobName, control)
 
-        job = Job(jobName, work, self._executor.submit(run), control)
+        try:
+            job = Job(jobName, work, self._executor.submit(run), control)
+        except BaseException:
+            self._unregister(jobName, control)
+            raise
         if watch is not None:
             watch.jobs.append(job)
         return job
 
-    def _register(self, jobName: str) -> None:
-        """Note ``jobName`` as running; refuse it if a running job has it, as Jet does: Spark
-        would cancel, and watch, the two jobs' Spark jobs as one."""
+    def _register(self, jobName: str, control: "JobControl") -> None:
+        """Note ``jobName`` as running, and cancelled by Ctrl-C; refuse it if a running job of
+        this client has it, as Jet does."""
         with self._lock:
             if jobName in self._running:
                 raise JobError(
@@ -179,6 +216,12 @@ class Jet:
                     "name, or join() the running one first"
                 )
             self._running.add(jobName)
+        interruptCancelsJobs.add(control)
+
+    def _unregister(self, jobName: str, control: "JobControl") -> None:
+        with self._lock:
+            self._running.discard(jobName)
+        interruptCancelsJobs.discard(control)
 
     def getList(self, name: str) -> list:
         """Return the list that jobs' ``Sinks.list(name)`` appended to (empty if none did)."""
@@ -196,10 +239,15 @@ class Jet:
             return self._dataFrames[name]
 
     def shutdown(self) -> None:
-        """Wait for running jobs, then stop the Spark session if Jet started it."""
+        """Wait for running jobs; then stop the Spark session if sparkjet started it and no
+        other Jet client uses it."""
+        from coredag.session import sharedSessions
+
         self._executor.shutdown(wait=True)
-        if self._spark is not None and self._ownsSpark:
-            self._spark.stop()
+        with self._lock:
+            if self._sharesSpark:
+                sharedSessions.release(self._spark)
+            self._spark, self._sharesSpark = None, False
 
 
 def _completed() -> concurrent.futures.Future:

@@ -30,14 +30,16 @@ def progressText(jobName: str, stageIds: Sequence[int], running: Sequence[StageI
     return text + (f" · {failed} failed" if failed else "")
 
 
-def jobProgress(jobName: str) -> str:
-    """Return the progress of the sparkjet job ``jobName``, or '' when none of its stages runs."""
-    stageIds, running = runningStages(jobName)
+def jobProgress(jobName: str, jobGroup: str) -> str:
+    """Return the progress of the sparkjet job ``jobName`` (its Spark jobs in ``jobGroup``), or
+    '' when none of its stages runs."""
+    stageIds, running = runningStages(jobGroup)
     return progressText(jobName, stageIds, running) if running else ""
 
 
 class ProgressLine:
-    """The line on ``stream`` showing the progress of ``jobs`` (objects with a ``name``)."""
+    """The line on ``stream`` showing the progress of ``jobs`` (objects with a ``name`` and a
+    ``sparkJobGroup``)."""
 
     def __init__(self, jobs: Sequence, stream: TextIO) -> None:
         self._jobs = jobs
@@ -46,7 +48,8 @@ class ProgressLine:
 
     def poll(self) -> None:
         """Look at the active SparkContext's status tracker once; rewrite the line if it changed."""
-        progress = [jobProgress(job.name) for job in list(self._jobs)]
+        running = [job for job in list(self._jobs) if job.sparkJobGroup is not None]
+        progress = [jobProgress(job.name, job.sparkJobGroup) for job in running]
         self._show(" | ".join(text for text in progress if text))
 
     def pollUntil(self, stopped: threading.Event, interval: float) -> None:

@@ -73,7 +73,7 @@ def standaloneCluster(request, tmp_path_factory):
 @pytest.fixture(scope="session")
 def spark(request):
     """The one SparkSession of the test run: local[2] as on CI, or as ``--spark-master`` says."""
-    from coredag.execution import embeddedSession
+    from coredag.session import embeddedSession
     from tests.cluster import clusterSession
 
     master = request.config.getoption("--spark-master")

@@ -110,7 +110,7 @@ def workerHash(spark) -> int:
 
 def main(argv: list[str] | None = None) -> None:
     """Run every cell of the matrix for the given directories and print the records."""
-    from coredag.execution import embeddedSession
+    from coredag.session import embeddedSession
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("directories", nargs="+", help="directories of *.txt files")
