@@ -7,6 +7,7 @@ from coredag.edge_config import EdgeConfig
 from coredag.errors import (
     DagError,
     InputError,
+    Interrupted,
     JobError,
     OutputError,
     SessionError,
@@ -34,6 +35,7 @@ __all__ = [
     "EdgeConfig",
     "Inbox",
     "InputError",
+    "Interrupted",
     "JobError",
     "Outbox",
     "OutputError",

@@ -1,5 +1,6 @@
 """The errors of the Core DAG layer, and where in the user's code they point."""
 
+import concurrent.futures
 import os
 import reprlib
 import sys
@@ -108,6 +109,11 @@ class OutputError(DagError):
 
 class SessionError(RuntimeError):
     """sparkjet cannot run on the Spark session it was asked for."""
+
+
+class Interrupted(concurrent.futures.CancelledError, KeyboardInterrupt):
+    """Ctrl-C stopped sparkjet: a job was cancelled (and left no output), or a session's start
+    interrupted. A CancelledError (caught as such in a notebook) and a KeyboardInterrupt."""
 
 
 class JobError(RuntimeError):

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 
-from coredag.errors import SessionError
+from coredag.errors import Interrupted, SessionError
 
 _LOG4J2 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
 
@@ -118,8 +118,8 @@ def _checkMaster(requested: str | None, running: str, what: str) -> None:
 
 @contextlib.contextmanager
 def interruptsHeld() -> Iterator[None]:
-    """Hold Ctrl-C (SIGINT) while the block starts a session, then raise KeyboardInterrupt if
-    it came: a JVM interrupted while it starts is left running, holding the terminal, and a
+    """Hold Ctrl-C (SIGINT) while the block starts a session, then raise Interrupted if it
+    came: a JVM interrupted while it starts is left running, holding the terminal, and a
     py4j call interrupted prints a traceback. The handler before the block is restored (not
     the one a new SparkContext installs)."""
     previous = signal.getsignal(signal.SIGINT)
@@ -133,7 +133,7 @@ def interruptsHeld() -> Iterator[None]:
     finally:
         signal.signal(signal.SIGINT, previous)
     if received:
-        raise KeyboardInterrupt("interrupted (Ctrl-C) while the Spark session started")
+        raise Interrupted("interrupted (Ctrl-C) while the Spark session started")
 
 
 def activeSession() -> SparkSession | None:

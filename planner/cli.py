@@ -6,8 +6,7 @@ import runpy
 import sys
 
 from coredag.dag import DAG
-from coredag.errors import reducedTraceback
-from planner.interrupts import Interrupted
+from coredag.errors import Interrupted, reducedTraceback
 from planner.jet import MASTER_VARIABLE, OnlyPlanned, watchingJobs
 from planner.planning import PlannedDag, plan
 from planner.render import writePlanSvg

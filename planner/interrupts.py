@@ -1,13 +1,10 @@
 """Ctrl-C while sparkjet jobs run: it cancels them first, then does what it did before."""
 
-import concurrent.futures
 import signal
+import sys
 import threading
 
-
-class Interrupted(concurrent.futures.CancelledError, KeyboardInterrupt):
-    """Ctrl-C interrupted ``join()``: the job was cancelled and left no output. A CancelledError
-    (caught as such in a notebook) and a KeyboardInterrupt (a script ends as Python's do)."""
+from coredag.errors import Interrupted
 
 
 class InterruptCancelsJobs:
@@ -19,17 +16,28 @@ class InterruptCancelsJobs:
         self._lock = threading.Lock()
         self._running: set = set()
         self._previous = None
+        self._previousHook = sys.excepthook
 
     def install(self) -> None:
         """Become the SIGINT handler, from the main thread, where Python runs them; leave a
-        handler that ignores SIGINT, or one that is not Python's, as it is."""
+        handler that ignores SIGINT, or one that is not Python's, as it is. A script that
+        Ctrl-C ends prints one line for it (see ``_printInterrupted``)."""
         if threading.current_thread() is not threading.main_thread():
             return
+        if sys.excepthook != self._printInterrupted:
+            self._previousHook, sys.excepthook = sys.excepthook, self._printInterrupted
         current = signal.getsignal(signal.SIGINT)
         if current == self._handle or not callable(current):
             return
         self._previous = current
         signal.signal(signal.SIGINT, self._handle)
+
+    def _printInterrupted(self, kind, error, traceback) -> None:
+        """Print an uncaught Interrupted as one line, every other exception as before."""
+        if issubclass(kind, Interrupted):
+            print(f"sparkjet: {error}", file=sys.stderr)
+        else:
+            self._previousHook(kind, error, traceback)
 
     def add(self, control) -> None:
         """Count ``control``'s job as running."""

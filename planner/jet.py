@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 
 import attrs
 from coredag.dag import DAG
-from coredag.errors import DagError, JobError, SessionError
+from coredag.errors import DagError, Interrupted, JobError, SessionError
 from coredag.metrics import JobMetrics
 from coredag.standard import preflightDag
 from pipeline.pipeline import Pipeline
-from planner.interrupts import Interrupted, interruptCancelsJobs
+from planner.interrupts import interruptCancelsJobs
 from planner.planning import plan
 
 if TYPE_CHECKING:  # coredag.execution imports pyspark, which planning never needs
@@ -181,8 +181,8 @@ class Jet:
             watch.jobs.append(Job(jobName, work, _completed()))
             return watch.jobs[-1]
         dag = preflightDag(dag)
+        interruptCancelsJobs.install()
         spark = self.spark()
-        interruptCancelsJobs.install()  # after PySpark's, which a new SparkContext installs
         control = JobControl(jobName)
         self._register(jobName, control)
 

@@ -44,14 +44,14 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def interruptedRun(tmp_path, when: str) -> tuple[subprocess.CompletedProcess, str]:
-    """Run SCRIPT with ``sparkjet run`` in a process group of its own and send the group
-    SIGINT, as a terminal's Ctrl-C does: ``when`` it prints 'starting' (the session starts),
-    'submitted', or once the job has processed an item ('running')."""
+def interruptedRun(tmp_path, when: str, runner: tuple = (SPARKJET, "run")) -> tuple[subprocess.CompletedProcess, str]:
+    """Run SCRIPT with ``runner`` (``sparkjet run`` or python) in a process group of its own
+    and send the group SIGINT, as a terminal's Ctrl-C does: ``when`` it prints 'starting' (the
+    session starts), 'submitted', or once the job has processed an item ('running')."""
     script, output = tmp_path / "slow.py", str(tmp_path / "out")
     script.write_text(SCRIPT)
     process = subprocess.Popen(
-        [SPARKJET, "run", str(script), output], cwd=PROJECT,
+        [*runner, str(script), output], cwd=PROJECT,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
         env={**os.environ, "PYTHONPATH": str(PROJECT)},
     )
@@ -81,6 +81,15 @@ def test_ctrl_c_while_a_job_runs_cancels_it_leaves_no_output_and_ends_with_one_l
     assert sparkjetLines(ended.stderr) == ["sparkjet: Job 'job-1' was cancelled: interrupted (Ctrl-C)"]
     assert ended.returncode == 130
     assert "joined" not in ended.stdout
+    assert not os.path.exists(output)
+
+
+@pytest.mark.parametrize("when", ["starting", "running"])
+def test_ctrl_c_ends_a_python_script_with_one_line_too(tmp_path, when):
+    ended, output = interruptedRun(tmp_path, when, runner=(sys.executable,))
+    assert len(sparkjetLines(ended.stderr)) == 1
+    assert sparkjetLines(ended.stderr)[0].startswith("sparkjet: ")
+    assert sparkjetLines(ended.stderr)[0].endswith("interrupted (Ctrl-C)" if when == "running" else "started")
     assert not os.path.exists(output)
 
 
