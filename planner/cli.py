@@ -5,10 +5,9 @@ import os
 import runpy
 import sys
 
-from coredag.dag import DAG
 from coredag.errors import Interrupted, reducedTraceback
 from planner.jet import MASTER_VARIABLE, OnlyPlanned, watchingJobs
-from planner.planning import PlannedDag, plan
+from planner.planning import PlannedDag
 from planner.render import writePlanSvg
 
 EXAMPLES = """examples:
@@ -120,14 +119,13 @@ def planScript(
         print(f"sparkjet: {script} submitted no job", file=sys.stderr)
         return 1
     for number, job in enumerate(jobs, start=1):
-        name, work = job.name, job.work
-        dag = work if isinstance(work, DAG) else plan(work)
+        name, dag = job.name, job.plan
         if dot:
             with open(_numbered(dot, number), "w", encoding="utf-8") as file:
                 file.write(dag.toDotString() + "\n")
             print(f"wrote the Core DAG of {name} to {_numbered(dot, number)}")
         if svg:
-            written, note = writePlanSvg(work, _numbered(svg, number))
+            written, note = writePlanSvg(dag, _numbered(svg, number))
             print(note or f"wrote the plan of {name} to {written}")
         if explain:
             print(dag.explain() if isinstance(dag, PlannedDag) else dag.toDotString())

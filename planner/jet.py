@@ -55,14 +55,16 @@ class OnlyPlanned(JobError):
 
 
 class Job:
-    """A submitted job; ``join()`` waits for it and raises its error, if any."""
+    """A submitted job; ``join()`` waits for it and raises its error, if any. ``plan`` is the
+    Core DAG it runs, planned once when it was submitted (a ``PlannedDag`` for a pipeline), so
+    its picture and report show what ran whatever happens to the pipeline later."""
 
     def __init__(
-        self, name: str, work: Pipeline | DAG, future: concurrent.futures.Future,
+        self, name: str, plan: DAG, future: concurrent.futures.Future,
         control: "JobControl | None" = None,
     ) -> None:
         self.name = name
-        self.work = work
+        self.plan = plan
         self._future = future
         self._control = control
 
@@ -124,14 +126,14 @@ class Job:
         Returns the path written and, without graphviz's ``dot``, a note (see writePlanSvg)."""
         from planner.render import writePlanSvg
 
-        return writePlanSvg(self.work, path, self.metrics())
+        return writePlanSvg(self.plan, path, self.metrics())
 
     def renderHtml(self, path: str) -> str:
         """Wait until the job completes; write its report page (the plan with its figures, the
         tables of figures, the explanation) into ``path``; return the path."""
         from planner.report import writeReport
 
-        return writeReport(self.work, path, self.metrics())
+        return writeReport(self.plan, path, self.metrics())
 
 
 class Jet:
@@ -171,16 +173,16 @@ class Jet:
             return self._spark
 
     def newJob(self, work: Pipeline | DAG, name: str | None = None) -> Job:
-        """Plan ``work`` (a Pipeline or a Core DAG), check its inputs and outputs, start it."""
+        """Plan ``work`` (a Pipeline, once, or a Core DAG), check its inputs and outputs, start it."""
         from coredag.execution import JobControl, executeDag
 
-        dag = (plan(work) if isinstance(work, Pipeline) else work).validate()
+        planned = (plan(work) if isinstance(work, Pipeline) else work).validate()
         jobName = name or f"job-{next(Jet._jobNumbers)}"
         watch = _jobWatch.get()
         if watch is not None and not watch.runs:
-            watch.jobs.append(Job(jobName, work, _completed()))
+            watch.jobs.append(Job(jobName, planned, _completed()))
             return watch.jobs[-1]
-        dag = preflightDag(dag)
+        dag = preflightDag(planned)
         interruptCancelsJobs.install()
         spark = self.spark()
         control = JobControl(jobName)
@@ -198,7 +200,7 @@ class Jet:
                 self._unregister(jobName, control)
 
         try:
-            job = Job(jobName, work, self._executor.submit(run), control)
+            job = Job(jobName, planned, self._executor.submit(run), control)
         except BaseException:
             self._unregister(jobName, control)
             raise

@@ -9,7 +9,7 @@ import graphviz
 from coredag.dag import DAG
 from coredag.metrics import EdgeMetrics, JobMetrics, VertexMetrics
 from pipeline.pipeline import Pipeline
-from planner.planning import plan
+from planner.planning import PlannedDag, plan
 from planner.render import planSvg
 
 STYLE = """
@@ -159,8 +159,9 @@ def _number(kind: str, count: int) -> str:
 
 
 def _planTextSection(work: Pipeline | DAG) -> str:
-    if isinstance(work, Pipeline):
-        heading, text = "How the planner built the Core DAG", plan(work).explain()
+    planned = plan(work) if isinstance(work, Pipeline) else work
+    if isinstance(planned, PlannedDag):
+        heading, text = "How the planner built the Core DAG", planned.explain()
     else:
         heading, text = "The Core DAG in Jet's DOT format", work.toDotString()
     return "\n".join([
