@@ -9,8 +9,9 @@ from coredag.errors import Interrupted
 
 class InterruptCancelsJobs:
     """The SIGINT handler of a process running sparkjet jobs: it cancels every running job
-    (each a ``JobControl``), then calls the handler it replaced (which raises KeyboardInterrupt
-    by default), so Ctrl-C at any moment stops the jobs' Spark jobs and their outputs."""
+    (each a ``JobControl``), then calls the handler it replaced; in place of Python's default
+    it raises Interrupted naming the jobs. So Ctrl-C at any moment stops the jobs' Spark jobs
+    and their outputs."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -55,7 +56,16 @@ class InterruptCancelsJobs:
         for control in running:
             control.cancel()
         previous = self._previous or signal.default_int_handler
+        if running and previous is signal.default_int_handler:
+            raise Interrupted(cancelledMessage(sorted(control.jobName for control in running)))
         previous(signum, frame)
+
+
+def cancelledMessage(jobNames: list[str]) -> str:
+    """Return what Ctrl-C did: ``Job 'job-1' was cancelled: interrupted (Ctrl-C)``."""
+    if len(jobNames) == 1:
+        return f"Job '{jobNames[0]}' was cancelled: interrupted (Ctrl-C)"
+    return f"Jobs {', '.join(repr(name) for name in jobNames)} were cancelled: interrupted (Ctrl-C)"
 
 
 interruptCancelsJobs = InterruptCancelsJobs()

@@ -15,7 +15,7 @@ from coredag.errors import DagError, Interrupted, JobError, SessionError
 from coredag.metrics import JobMetrics
 from coredag.standard import preflightDag
 from pipeline.pipeline import Pipeline
-from planner.interrupts import interruptCancelsJobs
+from planner.interrupts import cancelledMessage, interruptCancelsJobs
 from planner.planning import plan
 
 if TYPE_CHECKING:  # coredag.execution imports pyspark, which planning never needs
@@ -94,7 +94,7 @@ class Job:
         except KeyboardInterrupt:
             self.cancel()
             concurrent.futures.wait([self._future])
-            raise Interrupted(f"Job '{self.name}' was cancelled: interrupted (Ctrl-C)") from None
+            raise Interrupted(cancelledMessage([self.name])) from None
 
     def _awaited(self) -> JobMetrics | None:
         """Return the job's result; wait in slices, so Python runs a SIGINT handler within one

@@ -38,6 +38,7 @@ SCRIPT = textwrap.dedent(
     print("starting", flush=True)
     job = Jet(master="local[2]").newJob(p)
     print("submitted", flush=True)
+    time.sleep(1.0)  # Ctrl-C on 'submitted' lands here, outside join()
     job.join()
     print("joined", flush=True)
     """
@@ -128,3 +129,10 @@ def test_an_interrupted_join_cancels_the_job_and_raises_cancelled_error(jet, tmp
         job.join()
     assert str(raised.value) == f"Job '{job.getName()}' was cancelled: interrupted (Ctrl-C)"
     assert not output.exists()
+
+
+def test_the_message_names_every_job_ctrl_c_cancelled():
+    from planner.interrupts import cancelledMessage
+
+    assert cancelledMessage(["job-1"]) == "Job 'job-1' was cancelled: interrupted (Ctrl-C)"
+    assert cancelledMessage(["a", "b"]) == "Jobs 'a', 'b' were cancelled: interrupted (Ctrl-C)"
