@@ -15,6 +15,7 @@ import urllib.parse
 import uuid
 
 from coredag.errors import OutputError
+from coredag.sources import isHadoopUrl
 
 STAGING_PREFIX = ".sparkjet-staging-"
 """The name of the hidden directory Spark writes into, inside the claimed output directory."""
@@ -23,16 +24,10 @@ _LAST = ("_SUCCESS", "._SUCCESS.crc")
 """Moved last by a commit: a reader that waits for ``_SUCCESS`` sees every part file."""
 
 
-def isUrl(directory: str) -> bool:
-    """Return whether ``directory`` is a URL (``hdfs://``, ``s3a://``, ``file://`` ...) rather
-    than a local path (a one-letter scheme is a drive letter)."""
-    return len(urllib.parse.urlsplit(directory).scheme) > 1
-
-
 def localPathOf(directory: str) -> str | None:
     """Return the absolute local path ``directory`` names: a plain path or a ``file:`` URL;
     None for a URL of another file system."""
-    if not isUrl(directory):
+    if not isHadoopUrl(directory):
         return os.path.abspath(directory)
     url = urllib.parse.urlsplit(directory)
     if url.scheme != "file" or url.netloc not in ("", "localhost"):
@@ -47,7 +42,7 @@ def unsafeOutputReason(directory: str) -> str | None:
     directory always exist and hold what the job did not write."""
     if not directory.strip():
         return "it is empty"
-    if isUrl(directory) and localPathOf(directory) is None:
+    if isHadoopUrl(directory) and localPathOf(directory) is None:
         path = urllib.parse.urlsplit(directory).path
         return "it is the root of its file system" if path.strip("/") == "" else None
     path = localPathOf(directory)
