@@ -1,12 +1,7 @@
 """Random mixes of every key type Python can put in a dict group as a dict does: at parallelism
 3, in processes started with different PYTHONHASHSEED values, and across a Spark shuffle."""
 
-import base64
-import json
 import math
-import pickle
-import subprocess
-import sys
 from collections import Counter
 from datetime import date, datetime, time, timedelta, timezone
 from decimal import Decimal
@@ -19,26 +14,14 @@ from hypothesis import strategies as st
 from coredag.partitioner import DefaultPartitioner
 from pipeline import AggregateOperations, Pipeline, Sinks, Sources
 from planner import Jet
-from tests.badinput.test_keys import Blob, Colour, Level, Mood, Perm, Point, Tag, first
-from tests.conftest import PROJECT
+from tests.badinput.test_keys import first
+from tests.keys import Blob, Colour, Level, Mood, Perm, Point, Tag, Worker
 
 PARALLELISM = 3
 COUNTS = (PARALLELISM, 1 << 32)
 HASH_SEEDS = ("0", "1")
 ZONE_LIST = [timezone(timedelta(minutes=minutes)) for minutes in (0, -300, 60, 330, 840)]
 ZONES = st.sampled_from(ZONE_LIST)
-
-WORKER_SCRIPT = f"""
-import base64, json, pickle, sys
-from coredag.partitioner import DefaultPartitioner
-partitioner = DefaultPartitioner()
-print(json.dumps(hash("word")), flush=True)
-for line in sys.stdin:
-    keys = pickle.loads(base64.b64decode(line))
-    print(json.dumps([[partitioner.getPartition(key, count) for count in {COUNTS}] for key in keys]), flush=True)
-"""
-"""Answers each line of base64-pickled keys with their partitions among each of COUNTS."""
-
 
 SMALL_NUMBERS = st.fractions(min_value=-3, max_value=3, max_denominator=4)
 """Numbers of few values: keys drawn apart are often equal (equalTo gives them other types)."""
@@ -134,35 +117,10 @@ def equalGroups(allowNan: bool = True, minGroups: int = 0) -> st.SearchStrategy:
     return groups.map(lambda lists: [key for group in lists for key in group]).flatmap(st.permutations)
 
 
-class Worker:
-    """A Python process started with a PYTHONHASHSEED, answering partitions of keys."""
-
-    def __init__(self, seed: str) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", WORKER_SCRIPT],
-            env={"PYTHONHASHSEED": seed, "PYTHONPATH": str(PROJECT)},
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        self.pythonHash = json.loads(self.process.stdout.readline())
-
-    def partitions(self, keys: list) -> list[list[int]]:
-        """Return each key's partitions among each of COUNTS in this process."""
-        self.process.stdin.write(base64.b64encode(pickle.dumps(keys)).decode("ascii") + "\n")
-        self.process.stdin.flush()
-        return json.loads(self.process.stdout.readline())
-
-    def close(self) -> None:
-        """End the process."""
-        self.process.stdin.close()
-        self.process.wait(timeout=10)
-
-
 @pytest.fixture(scope="module")
 def workers():
     """One worker per hash seed."""
-    started = [Worker(seed) for seed in HASH_SEEDS]
+    started = [Worker(seed, COUNTS) for seed in HASH_SEEDS]
     yield started
     for worker in started:
         worker.close()

@@ -3,10 +3,9 @@ a key function that raises."""
 
 import os
 import pickle
-from collections import Counter, namedtuple
+from collections import Counter
 from datetime import date, datetime, time, timedelta, timezone
 from decimal import Decimal
-from enum import Enum, Flag, IntEnum
 from fractions import Fraction
 
 import pytest
@@ -15,6 +14,7 @@ from coredag import AbstractProcessor, UserFunctionError
 from coredag.execution import SMALL_JOB_BYTES
 from pipeline import AggregateOperations, Pipeline, Sinks, Sources
 from tests.conftest import here
+from tests.keys import Blob, Colour, Level, Mood, Perm, Point, Tag
 
 pytestmark = pytest.mark.spark
 THIS_FILE = os.path.basename(__file__)
@@ -112,42 +112,6 @@ def test_a_processor_of_ones_own_that_raises_names_its_stage_and_line(jet):
     assert str(raised.value) == f"Stage 'mine' (defined at {THIS_FILE}:{line}) failed on item 'to': ValueError: cannot take to"
 
 
-class Level(IntEnum):
-    """An IntEnum: each member equals its int value."""
-
-    LOW = 1
-    HIGH = 2
-
-
-class Colour(Enum):
-    """A plain Enum: each member equals only itself."""
-
-    RED = "red"
-    BLUE = "blue"
-
-
-class Mood(str, Enum):
-    """A str-mixin Enum: each member equals its str value."""
-
-    HAPPY = "happy"
-
-
-class Perm(Flag):
-    """A Flag: members and their combinations equal only themselves."""
-
-    READ = 1
-    WRITE = 2
-
-
-class Tag(str):
-    """A str subclass: equal to its str value."""
-
-
-class Blob(bytes):
-    """A bytes subclass: equal to its bytes value."""
-
-
-Point = namedtuple("Point", "x y")
 PLUS_ONE, MINUS_FIVE = timezone(timedelta(hours=1)), timezone(timedelta(hours=-5))
 
 KEYS_BY_TYPE = {
