@@ -3,15 +3,13 @@ back, and ordinary names keep Jet's bytes."""
 
 import json
 import re
-import shutil
 import subprocess
 
 import pytest
 
 from coredag import DAG, Edge
 from pipeline import Pipeline, Sinks, Sources
-
-needsDot = pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz's dot program is not installed")
+from tests.planner.test_render import needsDot
 
 ODD_NAMES = (
     "a\\",

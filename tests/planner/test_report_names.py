@@ -3,7 +3,6 @@ the elements it has for ordinary names, and shows the names."""
 
 import json
 import re
-import shutil
 
 import attrs
 import pytest
@@ -12,9 +11,8 @@ from coredag.metrics import JobMetrics, StageMetrics
 from pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
 from planner import plan
 from planner.report import reportHtml, writeReport
+from tests.planner.test_render import needsDot
 from tests.planner.test_report import Page, madeUpMetrics, needsChromium, renderedPage
-
-needsDot = pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz's dot program is not installed")
 
 HOSTILE_NAMES = (
     "<!--<script>",
