@@ -29,7 +29,8 @@ def test_cluster_tutorial_counts_the_words_on_two_workers_and_stops_the_cluster(
     assert re.search(rf"^\s+{top[0][1]}  {top[0][0]}$", printed, re.MULTILINE)
     assert printed.endswith("The cluster is stopped\n")
     assert svg.read_text().startswith("<?xml")
+    # Spark may start a spare executor while the application stops, so each worker ran one or more
     executorLogs = [sorted(logs.glob(f"worker-{n}/app-*/*/stderr")) for n in (1, 2)]
-    assert all(len(found) == 1 for found in executorLogs), executorLogs
+    assert all(executorLogs), executorLogs
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", port), timeout=5).close()
