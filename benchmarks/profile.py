@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 import attrs
 
-DAEMON_MODULES = ("pyspark.daemon", "coredag.worker_daemon")  # PySpark's, and sparkjet's sessions'
+DAEMON_MODULES = ("pyspark.daemon", "sparkjet.coredag.runtime.worker_daemon")  # PySpark's, and sparkjet's sessions'
 DRIVER, DAEMON, WORKERS, OTHER_PROCESS = "driver", "PySpark daemon", "Python workers", "other"
 PROCESS_KINDS = (DRIVER, DAEMON, WORKERS, OTHER_PROCESS)
 USER, SPARKJET, PYSPARK, STDLIB, OTHER = (

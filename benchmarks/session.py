@@ -4,7 +4,7 @@ import time
 from collections.abc import Callable
 
 from benchmarks.words import summarize
-from planner import Jet
+from sparkjet import Jet
 
 MASTER = "local[2]"
 RUN_SPECIFIC = (

@@ -1,10 +1,13 @@
 """The Core DAG: vertices, edges, processors, and their execution on Spark."""
 
-from coredag.aggregate_operation import AggregateOperation
-from coredag.dag import DAG
-from coredag.edge import Edge, RoutingPolicy
-from coredag.edge_config import EdgeConfig
-from coredag.errors import (
+from sparkjet.coredag.api.processor import (
+    AbstractProcessor,
+    Inbox,
+    Outbox,
+    Processor,
+    ProcessorContext,
+)
+from sparkjet.coredag.errors import (
     DagError,
     InputError,
     Interrupted,
@@ -15,15 +18,12 @@ from coredag.errors import (
     UserFunctionError,
     WorkerCrashError,
 )
-from coredag.partitioner import DefaultPartitioner, Partitioner
-from coredag.processor import (
-    AbstractProcessor,
-    Inbox,
-    Outbox,
-    Processor,
-    ProcessorContext,
-)
-from coredag.vertex import Vertex
+from sparkjet.coredag.model.aggregate_operation import AggregateOperation
+from sparkjet.coredag.model.dag import DAG
+from sparkjet.coredag.model.edge import Edge, RoutingPolicy
+from sparkjet.coredag.model.edge_config import EdgeConfig
+from sparkjet.coredag.model.partitioner import DefaultPartitioner, Partitioner
+from sparkjet.coredag.model.vertex import Vertex
 
 __all__ = [
     "AbstractProcessor",

@@ -15,7 +15,7 @@ _item_repr.maxstring = _item_repr.maxother = 80
 _item_repr.maxlist = _item_repr.maxtuple = _item_repr.maxdict = 6
 
 _NOT_USER_PACKAGES = frozenset(
-    {"coredag", "pipeline", "planner"}
+    {"sparkjet"}
     | {"pyspark", "py4j", "attr", "attrs", "cloudpickle", "graphviz", "toolz", "tlz", "cytoolz"}
 )
 """sparkjet's own packages, and those it runs on."""

@@ -1,15 +1,15 @@
 """The Pipeline API: what a user writes."""
 
-from coredag.aggregate_operation import AggregateOperation
-from pipeline.aggregate_operations import AggregateOperations
-from pipeline.errors import DuplicateKeyError, PipelineError
-from pipeline.functions import wholeItem
-from pipeline.pipeline import Pipeline
-from pipeline.sinks import Sinks
-from pipeline.sources import Sources
-from coredag.service_factory import ServiceFactories, ServiceFactory
-from pipeline.stage import BatchStage, BatchStageWithKey, HashJoinBuilder, SinkStage
-from pipeline.transforms import JoinClause
+from sparkjet.coredag.api.service_factory import ServiceFactories, ServiceFactory
+from sparkjet.coredag.model.aggregate_operation import AggregateOperation
+from sparkjet.pipeline.aggregate_operations import AggregateOperations
+from sparkjet.pipeline.errors import DuplicateKeyError, PipelineError
+from sparkjet.pipeline.functions import wholeItem
+from sparkjet.pipeline.pipeline import Pipeline
+from sparkjet.pipeline.sinks import Sinks
+from sparkjet.pipeline.sources import Sources
+from sparkjet.pipeline.stage import BatchStage, BatchStageWithKey, HashJoinBuilder, SinkStage
+from sparkjet.pipeline.transforms import JoinClause
 
 __all__ = [
     "AggregateOperation",

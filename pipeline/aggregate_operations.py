@@ -15,9 +15,9 @@ from fractions import Fraction
 
 import attrs
 
-from coredag.aggregate_operation import AggregateOperation, identity, increment, zero
-from coredag.errors import shorten
-from pipeline.errors import DuplicateKeyError, PipelineError
+from sparkjet.coredag.errors import shorten
+from sparkjet.coredag.model.aggregate_operation import AggregateOperation, identity, increment, zero
+from sparkjet.pipeline.errors import DuplicateKeyError, PipelineError
 
 _rankOf = operator.itemgetter(0)
 

@@ -7,10 +7,9 @@ from collections.abc import Callable
 
 import cloudpickle
 
-from coredag.aggregate_operation import AggregateOperation, identity
-from coredag.errors import SourceLocation, shorten
-
-from pipeline.errors import PipelineError
+from sparkjet.coredag.errors import SourceLocation, shorten
+from sparkjet.coredag.model.aggregate_operation import AggregateOperation, identity
+from sparkjet.pipeline.errors import PipelineError
 
 
 def wholeItem():

@@ -4,7 +4,7 @@ import re
 
 import attrs
 
-from pipeline.pipeline_graph import PipelineGraph
+from sparkjet.pipeline.pipeline_graph import PipelineGraph
 
 _TRAILING_INDEX = re.compile(r"(.*)-([0-9]+)")
 

@@ -3,14 +3,14 @@
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from pipeline.naming import makeNamesUnique
-from pipeline.pipeline_graph import PipelineGraph
-from pipeline.sources import BatchSource
-from pipeline.sinks import Sink
-from pipeline.transforms import SinkTransform, SourceTransform, Transform
+from sparkjet.pipeline.naming import makeNamesUnique
+from sparkjet.pipeline.pipeline_graph import PipelineGraph
+from sparkjet.pipeline.sinks import Sink
+from sparkjet.pipeline.sources import BatchSource
+from sparkjet.pipeline.transforms import SinkTransform, SourceTransform, Transform
 
 if TYPE_CHECKING:
-    from pipeline.stage import BatchStage, SinkStage
+    from sparkjet.pipeline.stage import BatchStage, SinkStage
 
 
 class Pipeline:
@@ -28,13 +28,13 @@ class Pipeline:
 
     def readFrom(self, source: BatchSource) -> "BatchStage":
         """Add a stage reading ``source`` and return it."""
-        from pipeline.stage import BatchStage
+        from sparkjet.pipeline.stage import BatchStage
 
         return BatchStage(self, self.attach(SourceTransform(source.name, source=source), ()))
 
     def writeTo(self, sink: Sink, *stages: "BatchStage") -> "SinkStage":
         """Send the items of every one of ``stages`` to one ``sink``."""
-        from pipeline.stage import SinkStage, attachFedBy
+        from sparkjet.pipeline.stage import SinkStage, attachFedBy
 
         return SinkStage(self, attachFedBy(SinkTransform(sink.name, sink), stages))
 

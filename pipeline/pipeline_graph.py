@@ -2,8 +2,8 @@
 
 import attrs
 
-from coredag.dot import jetQuoted
-from pipeline.transforms import Transform
+from sparkjet.coredag.model.dot import jetQuoted
+from sparkjet.pipeline.transforms import Transform
 
 
 @attrs.frozen

@@ -4,9 +4,9 @@ import os
 
 import attrs
 
-from coredag.errors import SourceLocation
-from coredag.output_directory import unsafeOutputMessage, unsafeOutputReason
-from pipeline.errors import PipelineError
+from sparkjet.coredag.errors import SourceLocation
+from sparkjet.coredag.processors.output_paths import unsafeOutputMessage, unsafeOutputReason
+from sparkjet.pipeline.errors import PipelineError
 
 
 @attrs.frozen

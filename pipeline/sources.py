@@ -5,10 +5,10 @@ from collections.abc import Iterable
 
 import attrs
 
-from coredag.errors import SourceLocation
-from coredag.sources import charsetProblem
-from pipeline.errors import PipelineError
-from pipeline.functions import checkPicklable
+from sparkjet.coredag.errors import SourceLocation
+from sparkjet.coredag.processors.sources import charsetProblem
+from sparkjet.pipeline.errors import PipelineError
+from sparkjet.pipeline.functions import checkPicklable
 
 
 @attrs.frozen

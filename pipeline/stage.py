@@ -4,14 +4,14 @@ from collections.abc import Callable
 
 import attrs
 
-from coredag.aggregate_operation import AggregateOperation
-from pipeline.errors import PipelineError
-from pipeline.functions import checkAggregateOperation, checkFunction, checkPicklable, wholeItem
-from pipeline.pipeline import Pipeline
-from pipeline.sinks import Sink
-from coredag.coaggregation import TaggedKey, coAggregateOperation
-from coredag.service_factory import ServiceFactory
-from pipeline.transforms import (
+from sparkjet.coredag.api.service_factory import ServiceFactory
+from sparkjet.coredag.model.aggregate_operation import AggregateOperation
+from sparkjet.coredag.processors.coaggregation import TaggedKey, coAggregateOperation
+from sparkjet.pipeline.errors import PipelineError
+from sparkjet.pipeline.functions import checkAggregateOperation, checkFunction, checkPicklable, wholeItem
+from sparkjet.pipeline.pipeline import Pipeline
+from sparkjet.pipeline.sinks import Sink
+from sparkjet.pipeline.transforms import (
     LOCAL_PARALLELISM_USE_DEFAULT,
     AggregateTransform,
     CustomTransform,

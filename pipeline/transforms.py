@@ -4,12 +4,12 @@ from collections.abc import Callable
 
 import attrs
 
-from coredag.aggregate_operation import AggregateOperation
-from coredag.errors import SourceLocation, describeStage
-from coredag.join import BROADCAST_LIMIT
-from pipeline.errors import PipelineError
-from pipeline.sinks import Sink
-from pipeline.sources import BatchSource
+from sparkjet.coredag.errors import SourceLocation, describeStage
+from sparkjet.coredag.model.aggregate_operation import AggregateOperation
+from sparkjet.coredag.processors.join import BROADCAST_LIMIT
+from sparkjet.pipeline.errors import PipelineError
+from sparkjet.pipeline.sinks import Sink
+from sparkjet.pipeline.sources import BatchSource
 
 LOCAL_PARALLELISM_USE_DEFAULT = -1
 

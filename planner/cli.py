@@ -5,10 +5,10 @@ import os
 import runpy
 import sys
 
-from coredag.errors import Interrupted, reducedTraceback
-from planner.jet import MASTER_VARIABLE, OnlyPlanned, watchingJobs
-from planner.planning import PlannedDag
-from planner.render import writePlanSvg
+from sparkjet.coredag.errors import Interrupted, reducedTraceback
+from sparkjet.planner.jet import MASTER_VARIABLE, OnlyPlanned, watchingJobs
+from sparkjet.planner.planning import PlannedDag
+from sparkjet.planner.render import writePlanSvg
 
 EXAMPLES = """examples:
   sparkjet plan tutorials/01_word_count.py --svg plan.svg   draw the plan, run nothing
@@ -88,7 +88,7 @@ def runScript(script: str, scriptArgs: list[str]) -> None:
 def runAndReport(script: str, scriptArgs: list[str], svg: str | None, html: str | None) -> int:
     """Run ``script``'s jobs, their progress shown on a terminal; then draw each job's plan with
     its figures into ``svg`` and write its report into ``html``, when asked."""
-    from planner.progress import showingProgress  # imports pyspark, which planning never needs
+    from sparkjet.planner.progress import showingProgress  # imports pyspark, which planning never needs
 
     with watchingJobs(runs=True) as jobs, showingProgress(jobs):
         runScript(script, scriptArgs)

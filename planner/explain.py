@@ -4,15 +4,15 @@ boundary between vertices exists."""
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from coredag.dag import DAG
-from coredag.dot import PREPARE_SUFFIX, edgeCaption
-from coredag.vertex import LOCAL_PARALLELISM_USE_DEFAULT
-from pipeline.pipeline_graph import PipelineGraph
-from pipeline.transforms import AggregateTransform, GroupTransform
-from planner.fusion import STATELESS
+from sparkjet.coredag.model.dag import DAG
+from sparkjet.coredag.model.dot import PREPARE_SUFFIX, edgeCaption
+from sparkjet.coredag.model.vertex import LOCAL_PARALLELISM_USE_DEFAULT
+from sparkjet.pipeline.pipeline_graph import PipelineGraph
+from sparkjet.pipeline.transforms import AggregateTransform, GroupTransform
+from sparkjet.planner.fusion import STATELESS
 
 if TYPE_CHECKING:
-    from planner.planning import VertexRole
+    from sparkjet.planner.planning import VertexRole
 
 
 def explanation(

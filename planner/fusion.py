@@ -2,8 +2,8 @@
 
 import attrs
 
-from pipeline.pipeline_graph import PipelineGraph
-from pipeline.transforms import FilterTransform, FlatMapTransform, MapTransform, Transform
+from sparkjet.pipeline.pipeline_graph import PipelineGraph
+from sparkjet.pipeline.transforms import FilterTransform, FlatMapTransform, MapTransform, Transform
 
 STATELESS = (MapTransform, FilterTransform, FlatMapTransform)
 

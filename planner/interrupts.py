@@ -4,7 +4,7 @@ import signal
 import sys
 import threading
 
-from coredag.errors import Interrupted
+from sparkjet.coredag.errors import Interrupted
 
 
 class InterruptCancelsJobs:

@@ -3,23 +3,24 @@
 import concurrent.futures
 import contextlib
 import contextvars
-import os
 import itertools
+import os
 import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import attrs
-from coredag.dag import DAG
-from coredag.errors import DagError, Interrupted, JobError, SessionError
-from coredag.metrics import JobMetrics
-from coredag.standard import preflightDag
-from pipeline.pipeline import Pipeline
-from planner.interrupts import cancelledMessage, interruptCancelsJobs
-from planner.planning import plan
 
-if TYPE_CHECKING:  # coredag.execution imports pyspark, which planning never needs
-    from coredag.execution import JobControl
+from sparkjet.coredag.api.standard import preflightDag
+from sparkjet.coredag.errors import DagError, Interrupted, JobError, SessionError
+from sparkjet.coredag.model.dag import DAG
+from sparkjet.coredag.model.metrics import JobMetrics
+from sparkjet.pipeline.pipeline import Pipeline
+from sparkjet.planner.interrupts import cancelledMessage, interruptCancelsJobs
+from sparkjet.planner.planning import plan
+
+if TYPE_CHECKING:  # sparkjet.coredag.runtime.execution imports pyspark, which planning never needs
+    from sparkjet.coredag.runtime.execution import JobControl
 
 
 MASTER_VARIABLE = "SPARKJET_MASTER"
@@ -124,14 +125,14 @@ class Job:
         """Wait until the job completes; draw its plan annotated with its metrics into ``path``.
 
         Returns the path written and, without graphviz's ``dot``, a note (see writePlanSvg)."""
-        from planner.render import writePlanSvg
+        from sparkjet.planner.render import writePlanSvg
 
         return writePlanSvg(self.plan, path, self.metrics())
 
     def renderHtml(self, path: str) -> str:
         """Wait until the job completes; write its report page (the plan with its figures, the
         tables of figures, the explanation) into ``path``; return the path."""
-        from planner.report import writeReport
+        from sparkjet.planner.report import writeReport
 
         return writeReport(self.plan, path, self.metrics())
 
@@ -156,7 +157,7 @@ class Jet:
     def spark(self):
         """Return the SparkSession jobs run on: the one given, else the process's session
         (spark-submit's, the active one, or one started now), taken again if it was stopped."""
-        from coredag.session import isStopped, sharedSessions
+        from sparkjet.coredag.runtime.session import isStopped, sharedSessions
 
         with self._lock:
             if self._spark is not None and isStopped(self._spark):
@@ -174,7 +175,7 @@ class Jet:
 
     def newJob(self, work: Pipeline | DAG, name: str | None = None) -> Job:
         """Plan ``work`` (a Pipeline, once, or a Core DAG), check its inputs and outputs, start it."""
-        from coredag.execution import JobControl, executeDag
+        from sparkjet.coredag.runtime.execution import JobControl, executeDag
 
         planned = (plan(work) if isinstance(work, Pipeline) else work).validate()
         jobName = name or f"job-{next(Jet._jobNumbers)}"
@@ -243,7 +244,7 @@ class Jet:
     def shutdown(self) -> None:
         """Wait for running jobs; then stop the Spark session if sparkjet started it and no
         other Jet client uses it."""
-        from coredag.session import sharedSessions
+        from sparkjet.coredag.runtime.session import sharedSessions
 
         self._executor.shutdown(wait=True)
         with self._lock:

@@ -1,8 +1,8 @@
 """The leakage check: every stage but a sink must feed another stage."""
 
-from pipeline.pipeline_graph import PipelineGraph
-from pipeline.transforms import SinkTransform
-from planner.errors import PlanningError
+from sparkjet.pipeline.pipeline_graph import PipelineGraph
+from sparkjet.pipeline.transforms import SinkTransform
+from sparkjet.planner.errors import PlanningError
 
 
 def rejectDanglingStages(graph: PipelineGraph) -> PipelineGraph:

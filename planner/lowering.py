@@ -5,7 +5,13 @@ from collections.abc import Callable
 
 import attrs
 
-from coredag.aggregation import (
+from sparkjet.coredag.api.standard import StandardProcessorSupplier
+from sparkjet.coredag.errors import DagError, StageName
+from sparkjet.coredag.model.dag import DAG
+from sparkjet.coredag.model.dot import PREPARE_SUFFIX
+from sparkjet.coredag.model.edge import Edge
+from sparkjet.coredag.model.vertex import LOCAL_PARALLELISM_USE_DEFAULT, Vertex
+from sparkjet.coredag.processors.aggregation import (
     AccumulateByKeyP,
     AccumulateP,
     AggregateByKeyP,
@@ -13,26 +19,27 @@ from coredag.aggregation import (
     CombineByKeyP,
     CombineP,
 )
-from coredag.coaggregation import TaggedInputP
-from coredag.dag import DAG
-from coredag.standard import StandardProcessorSupplier
-from coredag.errors import DagError, StageName
-from coredag.peeking import ItemLogger, peeking
-from coredag.dot import PREPARE_SUFFIX
-from coredag.edge import Edge
-from coredag.identity import IdentityP
-from coredag.join import HashJoinCollectP, HashJoinP
-from coredag.keyed import DistinctP, MapStatefulP, RollingAggregateP
-from coredag.service import ServiceP
-from coredag.sinks import DataFrameSinkP, FilesSinkP, JsonFilesSinkP, ListSinkP, LoggerSinkP, NoopSinkP
-from coredag.sorting import SortP
-from coredag.sources import DataFrameSourceP, ItemsP, ReadFilesP, ReadJsonP
-from coredag.stateless import StatelessChainP, StatelessStep, StepKind
-from coredag.vertex import LOCAL_PARALLELISM_USE_DEFAULT, Vertex
-from pipeline.pipeline_graph import PipelineGraph
-from pipeline.sinks import DataFrameSink, FilesSink, JsonSink, ListSink, LoggerSink, NoopSink
-from pipeline.sources import DataFrameSource, FilesSource, ItemsSource, JsonSource
-from pipeline.transforms import (
+from sparkjet.coredag.processors.coaggregation import TaggedInputP
+from sparkjet.coredag.processors.identity import IdentityP
+from sparkjet.coredag.processors.join import HashJoinCollectP, HashJoinP
+from sparkjet.coredag.processors.keyed import DistinctP, MapStatefulP, RollingAggregateP
+from sparkjet.coredag.processors.peeking import ItemLogger, peeking
+from sparkjet.coredag.processors.service import ServiceP
+from sparkjet.coredag.processors.sinks import (
+    DataFrameSinkP,
+    FilesSinkP,
+    JsonFilesSinkP,
+    ListSinkP,
+    LoggerSinkP,
+    NoopSinkP,
+)
+from sparkjet.coredag.processors.sorting import SortP
+from sparkjet.coredag.processors.sources import DataFrameSourceP, ItemsP, ReadFilesP, ReadJsonP
+from sparkjet.coredag.processors.stateless import StatelessChainP, StatelessStep, StepKind
+from sparkjet.pipeline.pipeline_graph import PipelineGraph
+from sparkjet.pipeline.sinks import DataFrameSink, FilesSink, JsonSink, ListSink, LoggerSink, NoopSink
+from sparkjet.pipeline.sources import DataFrameSource, FilesSource, ItemsSource, JsonSource
+from sparkjet.pipeline.transforms import (
     AggregateTransform,
     CustomTransform,
     DistinctTransform,
@@ -51,7 +58,7 @@ from pipeline.transforms import (
     SourceTransform,
     Transform,
 )
-from planner.fusion import STATELESS, FusedTransform
+from sparkjet.planner.fusion import STATELESS, FusedTransform
 
 EdgeCustomizer = Callable[[Edge], Edge]
 COLLECT_SUFFIX = "-collect"

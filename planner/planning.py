@@ -5,15 +5,15 @@ import re
 import attrs
 import toolz
 
-from coredag.dag import DAG
-from pipeline.naming import makeNamesUnique
-from pipeline.pipeline import Pipeline
-from pipeline.pipeline_graph import PipelineGraph
-from pipeline.transforms import Transform
-from planner.explain import explanation
-from planner.fusion import FusedTransform, fuseStatelessChains
-from planner.leakage import rejectDanglingStages
-from planner.lowering import lowerToDag
+from sparkjet.coredag.model.dag import DAG
+from sparkjet.pipeline.naming import makeNamesUnique
+from sparkjet.pipeline.pipeline import Pipeline
+from sparkjet.pipeline.pipeline_graph import PipelineGraph
+from sparkjet.pipeline.transforms import Transform
+from sparkjet.planner.explain import explanation
+from sparkjet.planner.fusion import FusedTransform, fuseStatelessChains
+from sparkjet.planner.leakage import rejectDanglingStages
+from sparkjet.planner.lowering import lowerToDag
 
 PHASES = (makeNamesUnique, rejectDanglingStages, fuseStatelessChains, lowerToDag)
 

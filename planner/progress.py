@@ -10,7 +10,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import TextIO
 
-from coredag.execution import StageInfo, runningStages
+from sparkjet.coredag.runtime.execution import StageInfo, runningStages
 
 INTERVAL = 0.5
 """Seconds between two looks at the status tracker."""

@@ -11,13 +11,21 @@ legend ``legend`` (its parts: class ``legend``). Tooltips hold full names and fi
 import attrs
 import graphviz
 
-from coredag.dag import DAG
-from coredag.dot import dagToGraphviz, edgeDrawing, labelText, shortened, tooltipText, vertexIds, writeSvg
-from coredag.edge import Edge, RoutingPolicy
-from coredag.metrics import JobMetrics
-from pipeline.pipeline import Pipeline
-from pipeline.pipeline_graph import PipelineGraph
-from planner.planning import PlannedDag, plan
+from sparkjet.coredag.model.dag import DAG
+from sparkjet.coredag.model.dot import (
+    dagToGraphviz,
+    edgeDrawing,
+    labelText,
+    shortened,
+    tooltipText,
+    vertexIds,
+    writeSvg,
+)
+from sparkjet.coredag.model.edge import Edge, RoutingPolicy
+from sparkjet.coredag.model.metrics import JobMetrics
+from sparkjet.pipeline.pipeline import Pipeline
+from sparkjet.pipeline.pipeline_graph import PipelineGraph
+from sparkjet.planner.planning import PlannedDag, plan
 
 FONT = "Helvetica,Arial,sans-serif"
 

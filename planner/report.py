@@ -6,11 +6,11 @@ import json
 
 import graphviz
 
-from coredag.dag import DAG
-from coredag.metrics import EdgeMetrics, JobMetrics, VertexMetrics
-from pipeline.pipeline import Pipeline
-from planner.planning import PlannedDag, plan
-from planner.render import planSvg
+from sparkjet.coredag.model.dag import DAG
+from sparkjet.coredag.model.metrics import EdgeMetrics, JobMetrics, VertexMetrics
+from sparkjet.pipeline.pipeline import Pipeline
+from sparkjet.planner.planning import PlannedDag, plan
+from sparkjet.planner.render import planSvg
 
 STYLE = """
 body { font-family: sans-serif; margin: 2em; color: #222; }

@@ -73,7 +73,7 @@ def standaloneCluster(request, tmp_path_factory):
 @pytest.fixture(scope="session")
 def spark(request):
     """The one SparkSession of the test run: local[2] as on CI, or as ``--spark-master`` says."""
-    from coredag.session import embeddedSession
+    from sparkjet.coredag.runtime.session import embeddedSession
     from tests.cluster import clusterSession
 
     master = request.config.getoption("--spark-master")
@@ -88,7 +88,7 @@ def spark(request):
 @pytest.fixture
 def jet(spark):
     """A Jet client on the shared session."""
-    from planner import Jet
+    from sparkjet.planner import Jet
 
     client = Jet(spark=spark)
     yield client

@@ -52,7 +52,7 @@ Point = namedtuple("Point", "x y")
 
 WORKER_SCRIPT = """
 import base64, json, pickle, sys
-from coredag.partitioner import DefaultPartitioner
+from sparkjet.coredag.model.partitioner import DefaultPartitioner
 partitioner = DefaultPartitioner()
 counts = json.loads(sys.argv[1])
 print(json.dumps(hash("word")), flush=True)

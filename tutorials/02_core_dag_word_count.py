@@ -5,12 +5,11 @@ import operator
 import pathlib
 import re
 
-from coredag import DAG, AbstractProcessor, AggregateOperation, Edge
-from coredag.aggregation import AccumulateByKeyP, CombineByKeyP
-from coredag.sinks import ListSinkP
-from coredag.sources import ReadFilesP
-from planner import Jet
-from planner.render import writePlanSvg
+from sparkjet import DAG, AbstractProcessor, AggregateOperation, Edge, Jet
+from sparkjet.coredag.processors.aggregation import AccumulateByKeyP, CombineByKeyP
+from sparkjet.coredag.processors.sinks import ListSinkP
+from sparkjet.coredag.processors.sources import ReadFilesP
+from sparkjet.planner.render import writePlanSvg
 
 BUNDLED_CORPUS = pathlib.Path(__file__).resolve().parent / "data"
 

@@ -8,9 +8,16 @@ import pathlib
 import re
 from collections.abc import Iterable, Iterator
 
-from pipeline import AggregateOperation, AggregateOperations, Pipeline, Sinks, Sources, wholeItem
-from planner import Jet
-from planner.render import writePlanSvg
+from sparkjet import (
+    AggregateOperation,
+    AggregateOperations,
+    Jet,
+    Pipeline,
+    Sinks,
+    Sources,
+    wholeItem,
+)
+from sparkjet.planner.render import writePlanSvg
 
 BUNDLED_CORPUS = pathlib.Path(__file__).resolve().parent / "data"
 

@@ -8,17 +8,17 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 
-from pipeline import (
+from sparkjet import (
     AggregateOperations,
     BatchStage,
+    Jet,
     JoinClause,
     Pipeline,
     Sinks,
     Sources,
     wholeItem,
 )
-from planner import Jet
-from planner.render import writePlanSvg
+from sparkjet.planner.render import writePlanSvg
 
 BUNDLED_CORPUS = pathlib.Path(__file__).resolve().parent / "data"
 

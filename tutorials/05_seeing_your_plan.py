@@ -4,9 +4,8 @@ import argparse
 import pathlib
 import re
 
-from pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
-from planner import Jet, plan
-from planner.render import writePlanSvg
+from sparkjet import AggregateOperations, Jet, Pipeline, Sinks, Sources, plan, wholeItem
+from sparkjet.planner.render import writePlanSvg
 
 BUNDLED_CORPUS = pathlib.Path(__file__).resolve().parent / "data"
 

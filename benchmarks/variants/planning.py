@@ -2,8 +2,7 @@
 
 import time
 
-from pipeline import Pipeline, Sinks, Sources
-from planner import plan
+from sparkjet import Pipeline, Sinks, Sources, plan
 
 STAGES = 1000
 ROUNDS = 5

@@ -2,8 +2,7 @@
 
 from benchmarks.session import MASTER, measureJobs
 from benchmarks.words import split
-from pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
-from planner import Jet
+from sparkjet import AggregateOperations, Jet, Pipeline, Sinks, Sources, wholeItem
 
 
 def wordCountPipeline(directory: str) -> Pipeline:

@@ -8,7 +8,7 @@ from benchmarks.session import MASTER, sparkResult, startSession
 from benchmarks.variants import rdd as handWritten
 from benchmarks.variants.sparkjet import countWords
 from benchmarks.words import summarize
-from planner import Jet
+from sparkjet import Jet
 
 WARM_JOBS = 10
 

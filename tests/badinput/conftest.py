@@ -2,7 +2,7 @@
 
 import pytest
 
-from planner import Jet
+from sparkjet.planner import Jet
 
 
 @pytest.fixture

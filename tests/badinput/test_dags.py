@@ -2,10 +2,10 @@
 
 import pytest
 
-from coredag import DAG, DagError, Edge
-from coredag.identity import IdentityP
-from coredag.sinks import FilesSinkP
-from coredag.sources import ItemsP
+from sparkjet.coredag import DAG, DagError, Edge
+from sparkjet.coredag.processors.identity import IdentityP
+from sparkjet.coredag.processors.sinks import FilesSinkP
+from sparkjet.coredag.processors.sources import ItemsP
 
 
 def test_a_dag_with_a_cycle_is_refused_at_submission_naming_the_cycle(submitter, tmp_path):

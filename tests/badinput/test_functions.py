@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from coredag import UserFunctionError
-from pipeline import Pipeline, PipelineError, Sinks, Sources
+from sparkjet.coredag import UserFunctionError
+from sparkjet.pipeline import Pipeline, PipelineError, Sinks, Sources
 from tests.conftest import here
 
 THIS_FILE = os.path.basename(__file__)

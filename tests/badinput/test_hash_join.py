@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from coredag import JobError
-from pipeline import JoinClause, Pipeline, PipelineError, Sinks, Sources
+from sparkjet.coredag import JobError
+from sparkjet.pipeline import JoinClause, Pipeline, PipelineError, Sinks, Sources
 from tests.conftest import here
 
 THIS_FILE = os.path.basename(__file__)

@@ -8,9 +8,9 @@ from collections import Counter
 
 import pytest
 
-import coredag.sources
-from coredag import DagError, InputError
-from pipeline import AggregateOperations, Pipeline, PipelineError, Sinks, Sources, wholeItem
+from sparkjet.coredag import DagError, InputError
+from sparkjet.coredag.processors import sources
+from sparkjet.pipeline import AggregateOperations, Pipeline, PipelineError, Sinks, Sources, wholeItem
 from tests.conftest import here
 
 THIS_FILE = os.path.basename(__file__)
@@ -97,13 +97,13 @@ def linesOf(text: str) -> list[str]:
 
 @pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
 def test_lines_longer_than_a_read_chunk_are_whole_from_any_split_point(tmp_path, monkeypatch, newline):
-    monkeypatch.setattr(coredag.sources, "READ_CHUNK", 4)
+    monkeypatch.setattr(sources, "READ_CHUNK", 4)
     text = "a line of h\u00e9llo w\u00f6rld \u20acuros\nshort\n\nlast line, with no end".replace("\n", newline)
     path = tmp_path / "lines.txt"
     path.write_bytes(text.encode())
     size = path.stat().st_size
     for split in range(size + 1):
-        ranges = (coredag.sources.lineBatchesStartingIn(str(path), *bounds, "utf-8") for bounds in ((0, split), (split, size)))
+        ranges = (sources.lineBatchesStartingIn(str(path), *bounds, "utf-8") for bounds in ((0, split), (split, size)))
         lines = [line for batches in ranges for batch in batches for line in batch]
         assert lines == linesOf(text) == ["a line of h\u00e9llo w\u00f6rld \u20acuros", "short", "", "last line, with no end"], split
 

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from coredag.partitioner import DefaultPartitioner
-from pipeline import AggregateOperations, Pipeline, Sinks, Sources
-from planner import Jet
+from sparkjet.coredag.model.partitioner import DefaultPartitioner
+from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources
+from sparkjet.planner import Jet
 from tests.badinput.test_keys import first
 from tests.keys import Blob, Colour, Level, Mood, Perm, Point, Tag, Worker
 

@@ -10,9 +10,9 @@ from fractions import Fraction
 
 import pytest
 
-from coredag import AbstractProcessor, UserFunctionError
-from coredag.execution import SMALL_JOB_BYTES
-from pipeline import AggregateOperations, Pipeline, Sinks, Sources
+from sparkjet.coredag import AbstractProcessor, UserFunctionError
+from sparkjet.coredag.runtime.execution import SMALL_JOB_BYTES
+from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources
 from tests.conftest import here
 from tests.keys import Blob, Colour, Level, Mood, Perm, Point, Tag
 

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from coredag import DagError, JobError, OutputError, UserFunctionError
-from pipeline import Pipeline, PipelineError, Sinks, Sources
+from sparkjet.coredag import DagError, JobError, OutputError, UserFunctionError
+from sparkjet.pipeline import Pipeline, PipelineError, Sinks, Sources
 from tests.conftest import here
 
 THIS_FILE = os.path.basename(__file__)

@@ -11,8 +11,8 @@ import time
 import pytest
 from pyspark import TaskContext
 
-from coredag.errors import UnpicklableItemError
-from pipeline import Pipeline, Sinks, Sources
+from sparkjet.coredag.errors import UnpicklableItemError
+from sparkjet.pipeline import Pipeline, Sinks, Sources
 from tests.conftest import here
 from tests.faults import note, noted
 

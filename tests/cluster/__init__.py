@@ -31,7 +31,7 @@ def startCluster(directory):
 
 def clusterSession(cluster, appName: str):
     """A SparkSession on ``cluster`` once all its workers' executors have joined it."""
-    from coredag.session import embeddedSession
+    from sparkjet.coredag.runtime.session import embeddedSession
 
     session = embeddedSession(cluster.masterUrl, appName=appName)
     awaitExecutors(session, WORKERS)

@@ -5,9 +5,10 @@ from collections import Counter
 
 import pytest
 
-from coredag import AggregateOperation, ProcessorContext, UserFunctionError
-from coredag import aggregation
-from coredag.aggregation import (
+from sparkjet.coredag import AggregateOperation, ProcessorContext, UserFunctionError
+from sparkjet.coredag.api.standard import batched
+from sparkjet.coredag.processors import aggregation
+from sparkjet.coredag.processors.aggregation import (
     AccumulateByKeyP,
     AccumulateP,
     AggregateByKeyP,
@@ -15,7 +16,6 @@ from coredag.aggregation import (
     CombineByKeyP,
     CombineP,
 )
-from coredag.standard import batched
 
 COUNTING = AggregateOperation(
     createFn=lambda: 0,

@@ -5,8 +5,9 @@ from collections import Counter
 
 import pytest
 
-from coredag import AggregateOperation, ProcessorContext
-from coredag.aggregation import (
+from sparkjet.coredag import AggregateOperation, ProcessorContext
+from sparkjet.coredag.api.testing import verifyProcessor
+from sparkjet.coredag.processors.aggregation import (
     AccumulateByKeyP,
     AccumulateP,
     AggregateByKeyP,
@@ -14,10 +15,9 @@ from coredag.aggregation import (
     CombineByKeyP,
     CombineP,
 )
-from coredag.sinks import FilesSinkP, ListSinkP, LoggerSinkP
-from coredag.sources import ItemsP, ReadFilesP
-from coredag.stateless import StatelessChainP, StatelessStep, StepKind
-from coredag.testing import verifyProcessor
+from sparkjet.coredag.processors.sinks import FilesSinkP, ListSinkP, LoggerSinkP
+from sparkjet.coredag.processors.sources import ItemsP, ReadFilesP
+from sparkjet.coredag.processors.stateless import StatelessChainP, StatelessStep, StepKind
 
 CONTEXT = ProcessorContext("v", 0, 1)
 WORDS = "the cat and the hat and the bat sat".split()

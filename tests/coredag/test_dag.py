@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from coredag import DAG, DagError, Edge, Vertex
+from sparkjet.coredag import DAG, DagError, Edge, Vertex
 
 PROJECT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -255,13 +255,14 @@ def test_outbound_edges_are_ordered_by_source_ordinal():
 def test_building_validating_and_printing_a_dag_never_imports_pyspark():
     code = (
         "import sys\n"
-        "from coredag import DAG, Edge\n"
-        "import coredag.dot, coredag.tasklet, coredag.sources, coredag.sinks, coredag.aggregation\n"
+        "from sparkjet.coredag import DAG, Edge\n"
+        "import sparkjet.coredag.model.dot, sparkjet.coredag.runtime.tasklet, sparkjet.coredag.processors.sources\n"
+        "import sparkjet.coredag.processors.sinks, sparkjet.coredag.processors.aggregation\n"
         "dag = DAG()\n"
         "a, b = dag.newVertex('a', print), dag.newVertex('b', print)\n"
         "dag.edge(Edge.between(a, b).partitioned(str).distributed()).validate()\n"
         "dag.toDotString()\n"
-        "coredag.dot.dagToGraphviz(dag).source\n"
+        "sparkjet.coredag.model.dot.dagToGraphviz(dag).source\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j')))\n"
     )
     result = subprocess.run(

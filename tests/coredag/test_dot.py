@@ -6,10 +6,17 @@ import shutil
 import graphviz
 import pytest
 
-from coredag import DAG, Edge, EdgeConfig
-from coredag.dot import ROUTING_DRAWING, dagToGraphviz, edgeDrawing, itemChange, shortened, writeSvg
-from coredag.edge import RoutingPolicy
-from coredag.metrics import EdgeMetrics, JobMetrics, StageMetrics, VertexMetrics
+from sparkjet.coredag import DAG, Edge, EdgeConfig
+from sparkjet.coredag.model.dot import (
+    ROUTING_DRAWING,
+    dagToGraphviz,
+    edgeDrawing,
+    itemChange,
+    shortened,
+    writeSvg,
+)
+from sparkjet.coredag.model.edge import RoutingPolicy
+from sparkjet.coredag.model.metrics import EdgeMetrics, JobMetrics, StageMetrics, VertexMetrics
 
 
 def noop():

@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from coredag import DAG, Edge
-from pipeline import Pipeline, Sinks, Sources
+from sparkjet.coredag import DAG, Edge
+from sparkjet.pipeline import Pipeline, Sinks, Sources
 from tests.planner.test_render import needsDot
 
 ODD_NAMES = (

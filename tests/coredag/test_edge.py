@@ -3,7 +3,7 @@
 import attrs
 import pytest
 
-from coredag import DefaultPartitioner, Edge, EdgeConfig, Partitioner, RoutingPolicy, Vertex
+from sparkjet.coredag import DefaultPartitioner, Edge, EdgeConfig, Partitioner, RoutingPolicy, Vertex
 
 
 def noop():

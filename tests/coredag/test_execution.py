@@ -4,10 +4,10 @@ from collections import Counter
 
 import pytest
 
-from coredag import DAG, AbstractProcessor, DagError, Edge, Partitioner, UserFunctionError
-from coredag.sinks import ListSinkP
-from coredag.sources import ItemsP
-from planner import Jet
+from sparkjet.coredag import DAG, AbstractProcessor, DagError, Edge, Partitioner, UserFunctionError
+from sparkjet.coredag.processors.sinks import ListSinkP
+from sparkjet.coredag.processors.sources import ItemsP
+from sparkjet.planner import Jet
 
 pytestmark = pytest.mark.spark
 
@@ -249,7 +249,7 @@ def test_a_source_task_leaves_its_python_worker_alive_for_reuse(jet):
     import os
     import time
 
-    from pipeline import Pipeline, Sinks, Sources
+    from sparkjet.pipeline import Pipeline, Sinks, Sources
 
     p = Pipeline.create()
     p.readFrom(Sources.items(range(8))).setLocalParallelism(2).map(

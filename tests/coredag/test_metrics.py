@@ -4,13 +4,13 @@ from collections import Counter
 
 import pytest
 
-from coredag.dag import DAG
-from coredag.edge import Edge
-from coredag.identity import IdentityP
-from coredag.metrics import CountsAccumulatorParam, EdgeMetrics, JobMetrics, TaskMetrics
-from coredag.processor import ProcessorContext
-from coredag.stateless import StatelessChainP, StatelessStep, StepKind
-from coredag.vertex import Vertex
+from sparkjet.coredag.api.processor import ProcessorContext
+from sparkjet.coredag.model.dag import DAG
+from sparkjet.coredag.model.edge import Edge
+from sparkjet.coredag.model.metrics import CountsAccumulatorParam, EdgeMetrics, JobMetrics, TaskMetrics
+from sparkjet.coredag.model.vertex import Vertex
+from sparkjet.coredag.processors.identity import IdentityP
+from sparkjet.coredag.processors.stateless import StatelessChainP, StatelessStep, StepKind
 
 
 def chain() -> StatelessChainP:

@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import pytest
 
-from coredag import DagError, DefaultPartitioner, Partitioner
+from sparkjet.coredag import DagError, DefaultPartitioner, Partitioner
 from tests.conftest import PROJECT
 from tests.keys import Blob, Colour, Level, Mood, Perm, Point, Tag, Worker
 
@@ -187,7 +187,7 @@ def test_str_key_with_lone_surrogate_gets_a_partition_without_crashing():
     # surrogateescape-decoded text (os.listdir of non-UTF-8 names) holds lone surrogates;
     # mmh3.hash(str) segfaults on them (mmh3 5.3.1), so this runs in a subprocess
     code = (
-        "from coredag.partitioner import DefaultPartitioner\n"
+        "from sparkjet.coredag.model.partitioner import DefaultPartitioner\n"
         "key = bytes([120, 255]).decode('utf-8', 'surrogateescape')\n"
         "print(DefaultPartitioner().getPartition(key, 7))\n"
     )

@@ -2,8 +2,7 @@
 
 import pytest
 
-from coredag import AbstractProcessor, DagError, Inbox, Outbox, ProcessorContext
-
+from sparkjet.coredag import AbstractProcessor, DagError, Inbox, Outbox, ProcessorContext
 
 # Inbox
 

@@ -9,9 +9,9 @@ from collections import Counter
 
 import pytest
 
-from coredag import DAG, AbstractProcessor, DagError, DefaultPartitioner, Edge, Partitioner
-from coredag.sinks import ListSinkP
-from coredag.sources import ItemsP
+from sparkjet.coredag import DAG, AbstractProcessor, DagError, DefaultPartitioner, Edge, Partitioner
+from sparkjet.coredag.processors.sinks import ListSinkP
+from sparkjet.coredag.processors.sources import ItemsP
 
 pytestmark = pytest.mark.spark
 

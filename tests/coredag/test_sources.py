@@ -14,10 +14,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import coredag.sources
-from coredag import DAG, DagError, Edge, InputError, ProcessorContext
-from coredag.sinks import ListSinkP
-from coredag.sources import (
+from sparkjet.coredag import DAG, DagError, Edge, InputError, ProcessorContext
+from sparkjet.coredag.api.testing import verifyProcessor
+from sparkjet.coredag.processors import sources
+from sparkjet.coredag.processors.sinks import ListSinkP
+from sparkjet.coredag.processors.sources import (
     DataFrameSourceP,
     DecodeLines,
     ItemsP,
@@ -30,7 +31,6 @@ from coredag.sources import (
     listFiles,
     rowsAsDicts,
 )
-from coredag.testing import verifyProcessor
 
 FILES = {
     "a.txt": b"alpha\nbeta\r\ngamma\n",
@@ -384,7 +384,7 @@ CARRIAGE_RETURNS = BOM + b"a\r\nbb\r\r\n\rccc\n\n\r\r\ndd\r\xc3\xa9\re"
 
 @pytest.mark.parametrize("chunk", [1, 2, 3, 5, 64])
 def test_three_ranges_from_any_split_points_read_every_line_once_whatever_the_chunk(tmp_path, monkeypatch, chunk):
-    monkeypatch.setattr(coredag.sources, "READ_CHUNK", chunk)
+    monkeypatch.setattr(sources, "READ_CHUNK", chunk)
     path = tmp_path / "cr.txt"
     path.write_bytes(CARRIAGE_RETURNS)
     size = len(CARRIAGE_RETURNS)
@@ -542,7 +542,7 @@ def test_an_unknown_charset_or_one_that_is_no_text_encoding_is_refused():
 
 @pytest.mark.parametrize("charset", ["utf-8", "UTF8", "latin-1", "cp1252", "ascii", "iso-8859-15", "shift_jis", "gb18030"])
 def test_charsets_whose_line_ends_are_cr_and_lf_bytes_are_accepted(charset):
-    assert coredag.sources.charsetProblem(charset) is None
+    assert sources.charsetProblem(charset) is None
     assert ReadFilesP("/data/in", charset=charset).charset == charset
 
 
@@ -554,7 +554,7 @@ def test_charsets_whose_line_ends_are_cr_and_lf_bytes_are_accepted(charset):
 def test_any_line_ends_split_anywhere_and_read_in_any_chunk_give_every_line_once(pieces, cuts, chunk):
     content = b"".join(pieces)
     bounds = sorted({0, len(content), *(min(cut, len(content)) for cut in cuts)})
-    with tempfile.TemporaryDirectory() as directory, mock.patch.object(coredag.sources, "READ_CHUNK", chunk):
+    with tempfile.TemporaryDirectory() as directory, mock.patch.object(sources, "READ_CHUNK", chunk):
         path = os.path.join(directory, "lines.txt")
         with open(path, "wb") as file:
             file.write(content)

@@ -4,9 +4,8 @@ from collections import Counter
 
 import pytest
 
-from coredag import AbstractProcessor, AggregateOperation, DagError, Processor, UserFunctionError
-from coredag import tasklet
-from coredag.aggregation import (
+from sparkjet.coredag import AbstractProcessor, AggregateOperation, DagError, Processor, UserFunctionError
+from sparkjet.coredag.processors.aggregation import (
     AccumulateByKeyP,
     AccumulateP,
     AggregateByKeyP,
@@ -14,10 +13,11 @@ from coredag.aggregation import (
     CombineByKeyP,
     CombineP,
 )
-from coredag.sinks import FilesSinkP, ListSinkP
-from coredag.sources import ItemsP, ReadFilesP
-from coredag.stateless import StatelessChainP, StatelessStep, StepKind
-from coredag.tasklet import TaskletSpec, runCooperatively, runPartition
+from sparkjet.coredag.processors.sinks import FilesSinkP, ListSinkP
+from sparkjet.coredag.processors.sources import ItemsP, ReadFilesP
+from sparkjet.coredag.processors.stateless import StatelessChainP, StatelessStep, StepKind
+from sparkjet.coredag.runtime import tasklet
+from sparkjet.coredag.runtime.tasklet import TaskletSpec, runCooperatively, runPartition
 
 
 def tagged(runs):

@@ -2,8 +2,8 @@
 
 import pytest
 
-from coredag import AbstractProcessor, Processor, ProcessorContext, UserFunctionError
-from coredag.testing import sameItemsAnyOrder, verifyProcessor
+from sparkjet.coredag import AbstractProcessor, Processor, ProcessorContext, UserFunctionError
+from sparkjet.coredag.api.testing import sameItemsAnyOrder, verifyProcessor
 
 ONE_BY_ONE = "inbox one-by-one, outbox capacity 1"
 ALL_AT_ONCE = "inbox all-at-once, outbox capacity 1"

@@ -3,7 +3,7 @@
 import attrs
 import pytest
 
-from coredag import DAG, DagError, Vertex
+from sparkjet.coredag import DAG, DagError, Vertex
 
 
 def noop():

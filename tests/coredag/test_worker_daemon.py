@@ -2,8 +2,8 @@
 
 import pytest
 
-from coredag.worker_daemon import bundledZipsOfInstalledPackages
-from pipeline import Pipeline, Sinks, Sources
+from sparkjet.coredag.runtime.worker_daemon import bundledZipsOfInstalledPackages
+from sparkjet.pipeline import Pipeline, Sinks, Sources
 
 
 def installedPyspark(packages, withPy4j: bool = True):

@@ -13,8 +13,8 @@ import json
 from collections.abc import Callable, Iterable
 from operator import itemgetter
 
-from pipeline import AggregateOperations, JoinClause, Pipeline, Sinks, Sources, wholeItem
-from planner import Jet
+from sparkjet.pipeline import AggregateOperations, JoinClause, Pipeline, Sinks, Sources, wholeItem
+from sparkjet.planner import Jet
 from tests.conftest import tokenize
 
 PARALLELISMS = (1, 2, 3, 8)
@@ -110,7 +110,7 @@ def workerHash(spark) -> int:
 
 def main(argv: list[str] | None = None) -> None:
     """Run every cell of the matrix for the given directories and print the records."""
-    from coredag.session import embeddedSession
+    from sparkjet.coredag.runtime.session import embeddedSession
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("directories", nargs="+", help="directories of *.txt files")

@@ -12,7 +12,7 @@ import pathlib
 import attrs
 from pyspark import TaskContext
 
-from coredag import AbstractProcessor
+from sparkjet.coredag import AbstractProcessor
 
 _calls: collections.Counter = collections.Counter()
 """Calls of ``dieInFirstAttempt`` per task attempt of this Python worker."""

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from coredag import JobError
-from pipeline import Pipeline, Sinks, Sources
+from sparkjet.coredag import JobError
+from sparkjet.pipeline import Pipeline, Sinks, Sources
 from tests.faults import note, noted
 
 pytestmark = pytest.mark.spark

@@ -1,6 +1,7 @@
 """Ctrl-C (SIGINT) while a job runs, at any moment: its Spark jobs stop, it leaves no output,
 ``sparkjet run`` ends with one line, and an interrupted ``join()`` raises CancelledError."""
 
+import _thread
 import concurrent.futures
 import os
 import signal
@@ -9,11 +10,10 @@ import sys
 import textwrap
 import threading
 import time
-import _thread
 
 import pytest
 
-from pipeline import Pipeline, Sinks, Sources
+from sparkjet.pipeline import Pipeline, Sinks, Sources
 from tests.conftest import PROJECT
 
 SPARKJET = os.path.join(os.path.dirname(sys.executable), "sparkjet")
@@ -22,8 +22,8 @@ SPARKJET = os.path.join(os.path.dirname(sys.executable), "sparkjet")
 SCRIPT = textwrap.dedent(
     """
     import os, sys, time
-    from pipeline import Pipeline, Sinks, Sources
-    from planner import Jet
+    from sparkjet.pipeline import Pipeline, Sinks, Sources
+    from sparkjet.planner import Jet
 
     output = sys.argv[1]
 
@@ -132,7 +132,7 @@ def test_an_interrupted_join_cancels_the_job_and_raises_cancelled_error(jet, tmp
 
 
 def test_the_message_names_every_job_ctrl_c_cancelled():
-    from planner.interrupts import cancelledMessage
+    from sparkjet.planner.interrupts import cancelledMessage
 
     assert cancelledMessage(["job-1"]) == "Job 'job-1' was cancelled: interrupted (Ctrl-C)"
     assert cancelledMessage(["a", "b"]) == "Jobs 'a', 'b' were cancelled: interrupted (Ctrl-C)"

@@ -5,8 +5,8 @@ import functools
 
 import pytest
 
-from pipeline import Pipeline, Sinks, Sources
-from planner import plan
+from sparkjet.pipeline import Pipeline, Sinks, Sources
+from sparkjet.planner import plan
 
 STAGES = 1000
 

@@ -8,9 +8,9 @@ from collections import Counter
 
 import pytest
 
-from coredag import AggregateOperation
-from pipeline import Pipeline, Sinks, Sources
-from planner import plan
+from sparkjet.coredag import AggregateOperation
+from sparkjet.pipeline import Pipeline, Sinks, Sources
+from sparkjet.planner import plan
 from tests.faults import DyingLine, DyingOnce, MarkingProcessor, noted
 
 pytestmark = pytest.mark.spark

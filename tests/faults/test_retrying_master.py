@@ -3,7 +3,7 @@ task once unless its master says otherwise."""
 
 import pytest
 
-from coredag.session import TASK_ATTEMPTS, retryingMaster
+from sparkjet.coredag.runtime.session import TASK_ATTEMPTS, retryingMaster
 
 
 @pytest.mark.parametrize(

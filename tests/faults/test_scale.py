@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
+from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
 
 pytestmark = [
     pytest.mark.spark,

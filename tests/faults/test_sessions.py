@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from coredag import SessionError, UserFunctionError
-from pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
-from planner import Jet
+from sparkjet.coredag import SessionError, UserFunctionError
+from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
+from sparkjet.planner import Jet
 from tests.conftest import PROJECT
 
 SPARK_SUBMIT = os.path.join(os.path.dirname(sys.executable), "spark-submit")
@@ -25,9 +25,9 @@ ENVIRONMENT = {**os.environ, "PYTHONPATH": str(PROJECT), "PYSPARK_PYTHON": sys.e
 SUBMITTED = textwrap.dedent(
     """
     import json
-    from pipeline import Pipeline, Sinks, Sources
-    from planner import Jet
-    from coredag import SessionError
+    from sparkjet.pipeline import Pipeline, Sinks, Sources
+    from sparkjet.planner import Jet
+    from sparkjet.coredag import SessionError
 
     jet = Jet()
     p = Pipeline.create()
@@ -68,7 +68,7 @@ def test_under_spark_submit_jet_runs_on_the_session_spark_submit_configured(tmp_
     assert seen["name"] == "from-spark-submit"
     assert seen["probe"] == "kept"
     assert seen["ui"] is None  # Spark's own default (on) under spark-submit
-    assert seen["daemon"] == "coredag.worker_daemon"
+    assert seen["daemon"] == "sparkjet.coredag.runtime.worker_daemon"
     assert seen["refused"] == (
         "Jet(master='local[2]'): a SparkSession already runs in this process on 'local[3,4]', and "
         "Spark runs one session per process; leave the master out to use that session (Jet(), or "
@@ -80,9 +80,9 @@ CLIENTS = textwrap.dedent(
     """
     import json
     from pyspark.sql import SparkSession
-    from pipeline import Pipeline, Sinks, Sources
-    from planner import Jet
-    from coredag import SessionError
+    from sparkjet.pipeline import Pipeline, Sinks, Sources
+    from sparkjet.planner import Jet
+    from sparkjet.coredag import SessionError
 
     def squares(jet, name):
         p = Pipeline.create()

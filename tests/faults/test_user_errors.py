@@ -7,8 +7,8 @@ import time
 import pytest
 from pyspark import TaskContext
 
-from coredag import UserFunctionError
-from pipeline import Pipeline, Sinks, Sources
+from sparkjet.coredag import UserFunctionError
+from sparkjet.pipeline import Pipeline, Sinks, Sources
 from tests.faults import note, noted
 
 pytestmark = pytest.mark.spark

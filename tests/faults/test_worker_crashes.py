@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from coredag.errors import WorkerCrashError
-from coredag.worker_failure import CrashedTask
-from pipeline import AggregateOperations, Pipeline, Sinks, Sources
+from sparkjet.coredag.errors import WorkerCrashError
+from sparkjet.coredag.runtime.worker_failure import CrashedTask
+from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources
 from tests.conftest import here
 
 pytestmark = pytest.mark.spark

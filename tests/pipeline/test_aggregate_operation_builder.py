@@ -4,9 +4,9 @@ import operator
 
 import pytest
 
-from coredag.aggregate_operation import AggregateOperationBuilder, identity, increment, zero
-from coredag.errors import DagError
-from pipeline import AggregateOperation
+from sparkjet.coredag.errors import DagError
+from sparkjet.coredag.model.aggregate_operation import AggregateOperationBuilder, identity, increment, zero
+from sparkjet.pipeline import AggregateOperation
 
 
 def test_the_builder_makes_the_same_operation_as_the_constructor():

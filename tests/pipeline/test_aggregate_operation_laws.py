@@ -18,8 +18,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from coredag.aggregate_operation import identity
-from pipeline import AggregateOperation, AggregateOperations as ops
+from sparkjet.coredag.model.aggregate_operation import identity
+from sparkjet.pipeline import AggregateOperation
+from sparkjet.pipeline import AggregateOperations as ops
 
 first = operator.itemgetter(0)
 second = operator.itemgetter(1)

@@ -12,10 +12,10 @@ from collections import Counter
 import cloudpickle
 import pytest
 
-from coredag.aggregate_operation import identity, increment, zero
-from pipeline import AggregateOperation, AggregateOperations
-from pipeline.aggregate_operations import DuplicateKeyError
-from pipeline.errors import PipelineError
+from sparkjet.coredag.model.aggregate_operation import identity, increment, zero
+from sparkjet.pipeline import AggregateOperation, AggregateOperations
+from sparkjet.pipeline.aggregate_operations import DuplicateKeyError
+from sparkjet.pipeline.errors import PipelineError
 
 ops = AggregateOperations
 first = operator.itemgetter(0)

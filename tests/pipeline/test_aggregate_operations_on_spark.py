@@ -4,9 +4,9 @@ import operator
 
 import pytest
 
-from coredag import UserFunctionError
-from pipeline import AggregateOperations as ops
-from pipeline import Pipeline, Sinks, Sources
+from sparkjet.coredag import UserFunctionError
+from sparkjet.pipeline import AggregateOperations as ops
+from sparkjet.pipeline import Pipeline, Sinks, Sources
 
 pytestmark = pytest.mark.spark
 

@@ -7,19 +7,19 @@ import threading
 import attrs
 import pytest
 
-from pipeline import (
+from sparkjet.pipeline import (
     AggregateOperations,
     BatchStage,
     BatchStageWithKey,
     Pipeline,
     PipelineError,
-    SinkStage,
     Sinks,
+    SinkStage,
     Sources,
     wholeItem,
 )
-from pipeline.pipeline_graph import PipelineGraph
-from pipeline.transforms import (
+from sparkjet.pipeline.pipeline_graph import PipelineGraph
+from sparkjet.pipeline.transforms import (
     AggregateTransform,
     FilterTransform,
     FlatMapTransform,

@@ -6,9 +6,9 @@ import threading
 
 import pytest
 
-from coredag.errors import SourceLocation
-from pipeline import AggregateOperations, Pipeline, PipelineError, Sinks, Sources
-from pipeline.transforms import MapTransform
+from sparkjet.coredag.errors import SourceLocation
+from sparkjet.pipeline import AggregateOperations, Pipeline, PipelineError, Sinks, Sources
+from sparkjet.pipeline.transforms import MapTransform
 from tests.conftest import here
 
 THIS_FILE = os.path.basename(__file__)

@@ -12,8 +12,8 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from coredag.processor import AbstractProcessor
-from pipeline import AggregateOperations, JoinClause, Pipeline, ServiceFactories, Sinks, Sources
+from sparkjet.coredag.api.processor import AbstractProcessor
+from sparkjet.pipeline import AggregateOperations, JoinClause, Pipeline, ServiceFactories, Sinks, Sources
 
 pytestmark = pytest.mark.spark
 

@@ -9,13 +9,13 @@ import threading
 
 import pytest
 
-from coredag.edge import Ordering, RoutingPolicy
-from coredag.identity import IdentityP
-from coredag.join import BROADCAST_LIMIT, HashJoinCollectP, HashJoinP
-from coredag.keyed import DistinctP, MapStatefulP, RollingAggregateP
-from coredag.service import ServiceP
-from coredag.sorting import SortP
-from pipeline import (
+from sparkjet.coredag.model.edge import Ordering, RoutingPolicy
+from sparkjet.coredag.processors.identity import IdentityP
+from sparkjet.coredag.processors.join import BROADCAST_LIMIT, HashJoinCollectP, HashJoinP
+from sparkjet.coredag.processors.keyed import DistinctP, MapStatefulP, RollingAggregateP
+from sparkjet.coredag.processors.service import ServiceP
+from sparkjet.coredag.processors.sorting import SortP
+from sparkjet.pipeline import (
     AggregateOperations,
     JoinClause,
     Pipeline,
@@ -25,7 +25,7 @@ from pipeline import (
     Sources,
     wholeItem,
 )
-from planner import plan
+from sparkjet.planner import plan
 
 DEFAULT = -1
 COUNTING = AggregateOperations.counting()

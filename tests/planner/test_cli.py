@@ -6,15 +6,15 @@ import sys
 
 import pytest
 
-from planner.cli import main
-from planner.progress import CLEAR_LINE
+from sparkjet.planner.cli import main
+from sparkjet.planner.progress import CLEAR_LINE
 from tests.planner.test_progress import FakeTerminal, shownLines
 from tests.planner.test_report import Page
 
 SCRIPT = """
 import re
-from pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
-from planner import Jet
+from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
+from sparkjet.planner import Jet
 
 p = Pipeline.create()
 (p.readFrom(Sources.files({directory!r}))
@@ -77,8 +77,8 @@ def test_missing_script_exits_with_a_reason(tmp_path, capsys):
 def test_failing_script_exits_non_zero_with_one_line_and_the_scripts_frames(tmp_path, capsys):
     path = tmp_path / "bad.py"
     path.write_text(
-        "from pipeline import Pipeline, Sources\n"
-        "from planner import Jet\n"
+        "from sparkjet.pipeline import Pipeline, Sources\n"
+        "from sparkjet.planner import Jet\n"
         "p = Pipeline.create()\n"
         "p.readFrom(Sources.items([1])).map(str)\n"
         "Jet().newJob(p)\n"
@@ -98,7 +98,7 @@ def test_run_passes_the_master_to_every_jet_the_script_makes(tmp_path, monkeypat
     seen = tmp_path / "master.txt"
     script = tmp_path / "which_master.py"
     script.write_text(
-        "from planner import Jet\n"
+        "from sparkjet.planner import Jet\n"
         f"open({str(seen)!r}, 'w').write(Jet()._master)\n"
     )
     assert main(["run", "--master", "local[3]", str(script)]) == 0
@@ -106,8 +106,8 @@ def test_run_passes_the_master_to_every_jet_the_script_makes(tmp_path, monkeypat
 
 
 RUN_SCRIPT = """
-from pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
-from planner import Jet
+from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
+from sparkjet.planner import Jet
 
 jet = Jet()
 for lines in (["a b", "b c"], ["d", "d", "d"]):
@@ -186,7 +186,7 @@ def test_help_shows_how_to_draw_and_report_a_run(capsys):
 def test_run_shows_progress_on_a_terminal_and_erases_it(spark, tmp_path, monkeypatch):
     script = tmp_path / "slow.py"
     script.write_text(
-        "from planner import Jet\n"
+        "from sparkjet.planner import Jet\n"
         "from tests.planner.test_progress import slowPipeline\n"
         "Jet().newJob(slowPipeline(), name='slow-run').join()\n"
     )

@@ -4,10 +4,10 @@ from collections import Counter
 
 import pytest
 
-from coredag import RoutingPolicy
-from coredag.coaggregation import TaggedInputP
-from pipeline import AggregateOperations, Pipeline, Sinks, Sources
-from planner import plan
+from sparkjet.coredag import RoutingPolicy
+from sparkjet.coredag.processors.coaggregation import TaggedInputP
+from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources
+from sparkjet.planner import plan
 
 NUMBERS, WORDS = list(range(10)), ["x", "yy", "zzz", "ab"]
 

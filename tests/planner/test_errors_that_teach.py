@@ -5,17 +5,17 @@ import os
 import pickle
 import re
 import subprocess
-import traceback
 import sys
+import traceback
 
 import pytest
 
-from coredag import DagError, UserFunctionError
-from coredag.errors import SourceLocation, StageName
-from coredag.processor import ProcessorContext
-from pipeline import AggregateOperations, Pipeline, Sinks, Sources
-from planner import plan
-from planner.cli import main
+from sparkjet.coredag import DagError, UserFunctionError
+from sparkjet.coredag.api.processor import ProcessorContext
+from sparkjet.coredag.errors import SourceLocation, StageName
+from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources
+from sparkjet.planner import plan
+from sparkjet.planner.cli import main
 from tests.conftest import PROJECT, here
 
 THIS_FILE = os.path.basename(__file__)
@@ -145,8 +145,8 @@ def test_two_stages_needing_one_vertex_name_are_both_named_with_their_lines():
 
 
 FAILING_SCRIPT = """\
-from pipeline import Pipeline, Sinks, Sources
-from planner import Jet
+from sparkjet.pipeline import Pipeline, Sinks, Sources
+from sparkjet.planner import Jet
 
 p = Pipeline.create()
 p.readFrom(Sources.items([1, 0])).map(lambda x: 1 / x).writeTo(Sinks.list("out"))
@@ -157,7 +157,7 @@ Jet().newJob(p).join()
 def test_a_function_failing_on_the_driver_while_the_script_defines_its_pipeline(tmp_path, capsys):
     script = tmp_path / "job.py"
     script.write_text(
-        "from pipeline import Pipeline, Sources\n"
+        "from sparkjet.pipeline import Pipeline, Sources\n"
         "def load():\n"
         "    return [1 / 0]\n"
         "Pipeline.create().readFrom(Sources.items(load()))\n"
@@ -216,7 +216,7 @@ def test_the_sparkjet_command_shows_no_jvm_stack_trace_on_its_real_stderr(tmp_pa
     script = tmp_path / "job.py"
     script.write_text(FAILING_SCRIPT)
     done = subprocess.run(
-        [sys.executable, "-c", "import sys; from planner.cli import main; sys.exit(main())", "run", str(script)],
+        [sys.executable, "-c", "import sys; from sparkjet.planner.cli import main; sys.exit(main())", "run", str(script)],
         cwd=PROJECT, capture_output=True, text=True, timeout=300,
         env={**os.environ, "SPARKJET_MASTER": "local[1]"},
     )

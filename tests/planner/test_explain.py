@@ -2,9 +2,9 @@
 
 import attrs
 
-from pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
-from planner import plan
-from planner.cli import main
+from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
+from sparkjet.planner import plan
+from sparkjet.planner.cli import main
 
 
 def reasons(p: Pipeline) -> list[str]:
@@ -65,7 +65,7 @@ def test_single_stage_aggregations_say_why():
 def test_plan_command_explains(tmp_path, capsys):
     script = tmp_path / "job.py"
     script.write_text(
-        "from pipeline import Pipeline, Sinks, Sources\nfrom planner import Jet\n"
+        "from sparkjet.pipeline import Pipeline, Sinks, Sources\nfrom planner import Jet\n"
         "p = Pipeline.create()\np.readFrom(Sources.items([1])).map(str).writeTo(Sinks.logger())\n"
         "Jet().newJob(p)\n"
     )

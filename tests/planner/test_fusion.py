@@ -1,9 +1,9 @@
 """Fusion of map / filter / flat-map chains into one stage, run alone or inside plan()."""
 
-from pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
-from pipeline.transforms import FilterTransform, FlatMapTransform, MapTransform
-from planner import plan
-from planner.fusion import FusedTransform, fuseStatelessChains
+from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
+from sparkjet.pipeline.transforms import FilterTransform, FlatMapTransform, MapTransform
+from sparkjet.planner import plan
+from sparkjet.planner.fusion import FusedTransform, fuseStatelessChains
 
 
 def double(x):

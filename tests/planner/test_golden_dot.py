@@ -3,8 +3,8 @@
 import os
 import re
 
-from pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
-from planner import plan
+from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
+from sparkjet.planner import plan
 
 # Verbatim from seed 004 ("Core DAG Planner"). The page wraps two long edge lines and indents
 # with four spaces; Jet's DAG.toDotString writes one line per edge, indented with tabs.

@@ -6,9 +6,9 @@ import re
 import attrs
 import pytest
 
-from coredag import DagError, UserFunctionError
-from pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
-from planner import PlanningError
+from sparkjet.coredag import DagError, UserFunctionError
+from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
+from sparkjet.planner import PlanningError
 
 pytestmark = pytest.mark.spark
 

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
+from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
 from tests.conftest import CORPUS
 
 pytestmark = pytest.mark.spark

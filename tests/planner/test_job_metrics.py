@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from coredag.errors import UserFunctionError
-from pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
+from sparkjet.coredag.errors import UserFunctionError
+from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
 from tests.conftest import CORPUS
 
 pytestmark = pytest.mark.spark
@@ -78,9 +78,9 @@ def test_metrics_of_a_failed_job_raise_its_error(jet):
 
 
 def test_a_planned_job_has_no_metrics(capsys):
-    from coredag.errors import JobError
-    from planner import Jet
-    from planner.jet import watchingJobs
+    from sparkjet.coredag.errors import JobError
+    from sparkjet.planner import Jet
+    from sparkjet.planner.jet import watchingJobs
 
     with watchingJobs(runs=False) as jobs:
         Jet().newJob(longWordCount(1))

@@ -3,8 +3,8 @@ changing the pipeline afterwards changes nothing about the job, its picture or i
 
 import pytest
 
-from pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
-from planner.planning import PlannedDag
+from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
+from sparkjet.planner.planning import PlannedDag
 
 pytestmark = pytest.mark.spark
 

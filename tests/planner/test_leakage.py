@@ -3,10 +3,10 @@
 
 import pytest
 
-from pipeline import Pipeline, Sinks, Sources
-from pipeline.naming import makeNamesUnique
-from planner import PlanningError, plan
-from planner.leakage import rejectDanglingStages
+from sparkjet.pipeline import Pipeline, Sinks, Sources
+from sparkjet.pipeline.naming import makeNamesUnique
+from sparkjet.planner import PlanningError, plan
+from sparkjet.planner.leakage import rejectDanglingStages
 from tests.conftest import here
 
 ADVICE = "attach a stage or a sink (writeTo) to each, or remove it"

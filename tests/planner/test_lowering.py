@@ -2,7 +2,8 @@
 
 import attrs
 
-from coredag.aggregation import (
+from sparkjet.coredag.model.edge import RoutingPolicy
+from sparkjet.coredag.processors.aggregation import (
     AccumulateByKeyP,
     AccumulateP,
     AggregateByKeyP,
@@ -10,12 +11,11 @@ from coredag.aggregation import (
     CombineByKeyP,
     CombineP,
 )
-from coredag.edge import RoutingPolicy
-from coredag.sinks import FilesSinkP, ListSinkP, LoggerSinkP
-from coredag.sources import ItemsP, ReadFilesP
-from coredag.stateless import StatelessChainP, StatelessStep, StepKind
-from pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
-from planner import plan
+from sparkjet.coredag.processors.sinks import FilesSinkP, ListSinkP, LoggerSinkP
+from sparkjet.coredag.processors.sources import ItemsP, ReadFilesP
+from sparkjet.coredag.processors.stateless import StatelessChainP, StatelessStep, StepKind
+from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
+from sparkjet.planner import plan
 
 DEFAULT = -1
 COUNTING = AggregateOperations.counting()

@@ -2,9 +2,9 @@
 
 import pytest
 
-from pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
-from pipeline.naming import addOrIncrementIndexInName, makeNamesUnique
-from planner import plan
+from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
+from sparkjet.pipeline.naming import addOrIncrementIndexInName, makeNamesUnique
+from sparkjet.planner import plan
 
 
 def vertexNames(p: Pipeline) -> list[str]:

@@ -4,11 +4,11 @@ import logging
 
 import pytest
 
-from coredag.peeking import PeekingP
-from coredag.processor import ProcessorContext
-from coredag.stateless import StepKind
-from pipeline import AggregateOperations, Pipeline, PipelineError, Sinks, Sources
-from planner import plan
+from sparkjet.coredag.api.processor import ProcessorContext
+from sparkjet.coredag.processors.peeking import PeekingP
+from sparkjet.coredag.processors.stateless import StepKind
+from sparkjet.pipeline import AggregateOperations, Pipeline, PipelineError, Sinks, Sources
+from sparkjet.planner import plan
 
 CONTEXT = ProcessorContext("v", 0, 1)
 

@@ -6,20 +6,20 @@ import pathlib
 import subprocess
 import sys
 
-from pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
-from pipeline.naming import makeNamesUnique
-from planner import plan
-from planner.fusion import fuseStatelessChains
-from planner.leakage import rejectDanglingStages
-from planner.lowering import lowerToDag
-from planner.planning import PHASES
+from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
+from sparkjet.pipeline.naming import makeNamesUnique
+from sparkjet.planner import plan
+from sparkjet.planner.fusion import fuseStatelessChains
+from sparkjet.planner.leakage import rejectDanglingStages
+from sparkjet.planner.lowering import lowerToDag
+from sparkjet.planner.planning import PHASES
 
 PROJECT = pathlib.Path(__file__).resolve().parents[2]
 
 PLAN_IN_A_FRESH_INTERPRETER = """
 import json, sys
-from pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
-from planner import plan
+from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
+from sparkjet.planner import plan
 
 p = Pipeline.create()
 (p.readFrom(Sources.files("/no/such/dir"))

@@ -7,8 +7,8 @@ import time
 import pytest
 from pyspark.status import SparkStageInfo
 
-from pipeline import Pipeline, Sinks, Sources
-from planner.progress import CLEAR_LINE, ProgressLine, progressText, showingProgress
+from sparkjet.pipeline import Pipeline, Sinks, Sources
+from sparkjet.planner.progress import CLEAR_LINE, ProgressLine, progressText, showingProgress
 
 PROGRESS = re.compile(
     r"(?P<job>[\w-]+): stage (?P<stage>\d+)/(?P<stages>\d+) · tasks (?P<done>\d+)/(?P<tasks>\d+)"

@@ -2,9 +2,9 @@
 
 import pytest
 
-from coredag import RoutingPolicy
-from pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
-from planner import plan
+from sparkjet.coredag import RoutingPolicy
+from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
+from sparkjet.planner import plan
 
 
 def edgeInto(dag, name):

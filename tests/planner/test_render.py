@@ -12,11 +12,11 @@ import attrs
 import graphviz
 import pytest
 
-from coredag.dot import edgeCaption
-from coredag.metrics import EdgeMetrics, JobMetrics, StageMetrics, VertexMetrics
-from pipeline import AggregateOperations, JoinClause, Pipeline, Sinks, Sources, wholeItem
-from planner import plan
-from planner.render import planSvg, planToGraphviz, writePlanSvg
+from sparkjet.coredag.model.dot import edgeCaption
+from sparkjet.coredag.model.metrics import EdgeMetrics, JobMetrics, StageMetrics, VertexMetrics
+from sparkjet.pipeline import AggregateOperations, JoinClause, Pipeline, Sinks, Sources, wholeItem
+from sparkjet.planner import plan
+from sparkjet.planner.render import planSvg, planToGraphviz, writePlanSvg
 from tests.conftest import PROJECT
 
 TUTORIALS = PROJECT / "tutorials"

@@ -10,11 +10,11 @@ import attrs
 import graphviz
 import pytest
 
-from coredag.dag import DAG
-from coredag.metrics import EdgeMetrics, JobMetrics, StageMetrics, VertexMetrics
-from pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
-from planner import plan
-from planner.report import reportHtml, writeReport
+from sparkjet.coredag.model.dag import DAG
+from sparkjet.coredag.model.metrics import EdgeMetrics, JobMetrics, StageMetrics, VertexMetrics
+from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
+from sparkjet.planner import plan
+from sparkjet.planner.report import reportHtml, writeReport
 
 CHROMIUM = shutil.which("chromium")
 needsChromium = pytest.mark.skipif(
@@ -258,7 +258,7 @@ def test_chromium_names_what_the_drawing_lacks(pipeline, tmp_path, monkeypatch):
     partial.node("c", "c", tooltip=third, **{"class": "stage"})
     partial.edge("a", "b", tooltip=f"{first} -> {second}", **{"class": "stage-edge"})
     drawing = partial.pipe(format="svg", encoding="utf-8")
-    monkeypatch.setattr("planner.report.planSvg", lambda work, metrics: drawing)
+    monkeypatch.setattr("sparkjet.planner.report.planSvg", lambda work, metrics: drawing)
     path = writeReport(pipeline, str(tmp_path / "report.html"), madeUpMetrics(dag))
 
     check = renderedPage(tmp_path, path).byId("drawing-check").attributes

@@ -7,10 +7,10 @@ import re
 import attrs
 import pytest
 
-from coredag.metrics import JobMetrics, StageMetrics
-from pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
-from planner import plan
-from planner.report import reportHtml, writeReport
+from sparkjet.coredag.model.metrics import JobMetrics, StageMetrics
+from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
+from sparkjet.planner import plan
+from sparkjet.planner.report import reportHtml, writeReport
 from tests.planner.test_render import needsDot
 from tests.planner.test_report import Page, madeUpMetrics, needsChromium, renderedPage
 

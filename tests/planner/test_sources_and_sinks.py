@@ -9,11 +9,11 @@ from collections import Counter
 import cloudpickle
 import pytest
 
-from coredag import DagError, InputError, JobError, UserFunctionError
-from coredag.sinks import DataFrameSinkP, JsonFilesSinkP, NoopSinkP
-from coredag.sources import DataFrameSourceP, ReadJsonP
-from pipeline import AggregateOperations, Pipeline, PipelineError, Sinks, Sources, wholeItem
-from planner import plan
+from sparkjet.coredag import DagError, InputError, JobError, UserFunctionError
+from sparkjet.coredag.processors.sinks import DataFrameSinkP, JsonFilesSinkP, NoopSinkP
+from sparkjet.coredag.processors.sources import DataFrameSourceP, ReadJsonP
+from sparkjet.pipeline import AggregateOperations, Pipeline, PipelineError, Sinks, Sources, wholeItem
+from sparkjet.planner import plan
 from tests.conftest import CORPUS, PROJECT, here, tokenize
 
 THIS_FILE = os.path.basename(__file__)
@@ -82,8 +82,8 @@ def test_dataframe_source_refuses_what_is_not_a_dataframe():
 
 PLAN_IN_A_FRESH_INTERPRETER = """
 import json, sys
-from pipeline import Pipeline, Sinks, Sources
-from planner import plan
+from sparkjet.pipeline import Pipeline, Sinks, Sources
+from sparkjet.planner import plan
 
 p = Pipeline.create()
 p.readFrom(Sources.json("hdfs://namenode/in")).writeTo(Sinks.dataframe("d", "a long"))

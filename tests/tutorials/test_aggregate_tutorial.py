@@ -9,7 +9,7 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from planner import plan
+from sparkjet.planner import plan
 from tests.conftest import PROJECT, tokenize
 from tests.tutorials.conftest import speechBlocks
 

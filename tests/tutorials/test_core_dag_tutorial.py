@@ -5,8 +5,8 @@ import runpy
 
 import pytest
 
-from coredag import DagError, Inbox, Outbox, ProcessorContext, RoutingPolicy
-from coredag.testing import verifyProcessor
+from sparkjet.coredag import DagError, Inbox, Outbox, ProcessorContext, RoutingPolicy
+from sparkjet.coredag.api.testing import verifyProcessor
 from tests.conftest import PROJECT, tokenize
 
 TUTORIALS = PROJECT / "tutorials"

@@ -1,0 +1,78 @@
+"""Processor suppliers the planner emits, each with a fast path over a whole partition."""
+
+import abc
+import itertools
+from collections.abc import Callable, Iterable, Iterator
+
+import attrs
+
+from sparkjet.coredag.api.processor import Processor, ProcessorContext
+from sparkjet.coredag.model.dag import DAG
+
+PartitionFunction = Callable[[Iterator], Iterator]
+BatchFunction = Callable[[Iterator[list]], Iterator[list]]
+
+BATCH_SIZE = 1024
+
+
+def batched(items: Iterable, size: int = BATCH_SIZE) -> Iterator[list]:
+    """Group a stream of items into lists of ``size`` (the last may be shorter)."""
+    iterator = iter(items)
+    return iter(lambda: list(itertools.islice(iterator, size)), [])
+
+
+class StandardProcessorSupplier(abc.ABC):
+    """Supplies a Processor and, for the fast path, one function over a partition's batches.
+
+    Both give the same output for the same input: the fast path runs the vertex as one tight
+    loop over lists of items (no inbox, no outbox, C-level iteration inside a batch), the
+    processor runs in the cooperative loop.
+    """
+
+    takesOrdinalPairs = False
+    """True where the fast path takes ``(ordinal, item)`` pairs, so it can serve a vertex
+    with several inputs."""
+
+    acceptsAnyRouting = False
+    """True where the output stays right whichever processor an item reaches (a prepare
+    step, whose partial results are combined downstream): a local edge into such a vertex
+    then keeps items in their Spark task whatever its routing policy."""
+
+    readsThroughSpark = False
+    """True for a source whose input Spark reads: the driver builds it with
+    ``sparkInput(spark)`` (a DataFrame) and the workers turn its rows into items with the
+    processors of ``sparkRowsSupplier()``, so what the driver holds never goes to a task."""
+
+    @abc.abstractmethod
+    def __call__(self) -> Processor:
+        """Return a new processor."""
+
+    @abc.abstractmethod
+    def batchFunction(self, context: ProcessorContext) -> BatchFunction:
+        """Return the fast path: a function from input batches to output batches."""
+
+    def fastPath(self, context: ProcessorContext) -> PartitionFunction:
+        """Return the fast path as a function from input items to output items."""
+        run = self.batchFunction(context)
+        return lambda items: itertools.chain.from_iterable(run(batched(items)))
+
+    def inputBytes(self) -> int | None:
+        """For a source: about how many bytes it reads (None: unknown, or not a source)."""
+        return None
+
+    def preflight(self) -> "StandardProcessorSupplier":
+        """Check the job's inputs and outputs on the driver; return the supplier to run."""
+        return self
+
+
+def preflightDag(dag: DAG) -> DAG:
+    """Return a copy of ``dag`` whose standard suppliers checked their inputs and outputs."""
+    checked = DAG()
+    for vertex in dag.vertices():
+        supplier = vertex.processorSupplier
+        if isinstance(supplier, StandardProcessorSupplier):
+            vertex = attrs.evolve(vertex, processorSupplier=supplier.preflight())
+        checked.vertex(vertex)
+    for edge in dag.edges():
+        checked.edge(edge)
+    return checked

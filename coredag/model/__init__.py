@@ -1,0 +1,1 @@
+"""The Core DAG's model: vertices, edges, routing, partitioners, aggregate operations, pictures."""

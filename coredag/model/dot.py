@@ -1,0 +1,285 @@
+"""Drawing a Core DAG: Jet's DOT text and a graphviz picture, annotated with a job's figures."""
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+
+import graphviz
+
+from sparkjet.coredag.model.dag import DAG
+from sparkjet.coredag.model.edge import Edge, RoutingPolicy
+from sparkjet.coredag.model.metrics import EdgeMetrics, JobMetrics, VertexMetrics, counted
+from sparkjet.coredag.model.vertex import LOCAL_PARALLELISM_USE_DEFAULT, Vertex
+
+PREPARE_SUFFIX = "-prepare"
+
+NAME_LIMIT = 40
+"""Labels shorten longer names with an ellipsis; tooltips keep them whole."""
+
+ROUTING_DRAWING = {
+    RoutingPolicy.UNICAST: ("black", "normal"),
+    RoutingPolicy.ISOLATED: ("#009E73", "onormal"),
+    RoutingPolicy.PARTITIONED: ("#0072B2", "diamond"),
+    RoutingPolicy.BROADCAST: ("#D55E00", "crow"),
+    RoutingPolicy.ALL_TO_ONE: ("#CC79A7", "box"),
+}
+"""The colour (Okabe and Ito's, which colour-blind readers tell apart) and the arrowhead of
+each routing policy."""
+
+
+def jetEdgeLabel(edge: Edge) -> str:
+    """Return the label Jet's DOT output gives an edge, such as ``distributed-partitioned``."""
+    routing = {
+        RoutingPolicy.UNICAST: "",
+        RoutingPolicy.ISOLATED: "isolated",
+        RoutingPolicy.PARTITIONED: "partitioned",
+        RoutingPolicy.ALL_TO_ONE: "partitioned",
+        RoutingPolicy.BROADCAST: "broadcast",
+    }[edge.routing]
+    labels = ["distributed"] if edge.isDistributed else []
+    labels += [routing] if routing else []
+    labels += ["ordered"] if edge.ordering is not None else []
+    return "-".join(labels)
+
+
+def isPrepareToCombine(edge: Edge) -> bool:
+    """Tell whether ``edge`` joins a prepare vertex to its combine vertex (``x-prepare -> x``)."""
+    return edge.sourceName == edge.destName + PREPARE_SUFFIX
+
+
+JET_ESCAPES = str.maketrans({'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r"})
+"""Jet escapes only ``"``; a backslash (which would escape the closing quote or read as an
+escString escape) and line breaks (which would split a statement's line) are escaped too."""
+
+
+def jetQuoted(name: str) -> str:
+    """Return ``name`` quoted for Jet's DOT text: Jet's bytes unless it holds a backslash or a line break."""
+    return f'"{name.translate(JET_ESCAPES)}"'
+
+
+def jetDotString(dag: DAG, defaultParallelism: int = LOCAL_PARALLELISM_USE_DEFAULT) -> str:
+    """Return ``dag`` in Jet's DOT format, a prepare -> combine edge in its own cluster."""
+    lines = ["digraph DAG {"]
+    for vertex in dag:
+        parallelism = vertex.determineLocalParallelism(defaultParallelism)
+        shown = "default" if parallelism == LOCAL_PARALLELISM_USE_DEFAULT else parallelism
+        lines.append(f"\t{jetQuoted(vertex.name)} [localParallelism={shown}];")
+    clusters = 0
+    for vertex in dag:
+        outbound = dag.getOutboundEdges(vertex.name)
+        for edge in outbound:
+            attributes = []
+            label = jetEdgeLabel(edge)
+            if label:
+                attributes.append(f'label="{label}"')
+            if len(dag.getInboundEdges(edge.destName)) > 1:
+                attributes.append(f"headlabel={edge.destOrdinal}")
+            if len(outbound) > 1:
+                attributes.append(f"taillabel={edge.sourceOrdinal}")
+            attributes.append(f"queueSize={edge.config.queueSize}")
+            line = f'{jetQuoted(edge.sourceName)} -> {jetQuoted(edge.destName)} [{", ".join(attributes)}];'
+            if isPrepareToCombine(edge):
+                lines += [f"\tsubgraph cluster_{clusters} {{", f"\t\t{line}", "\t}"]
+                clusters += 1
+            else:
+                lines.append(f"\t{line}")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def edgeCaption(edge: Edge) -> str:
+    """Return a short human caption for an edge: locality, routing, priority."""
+    words = ["distributed" if edge.isDistributed else "local", edge.routing.value]
+    if edge.ordering is not None:
+        words.append("ordered")
+    if edge.priorityNumber:
+        words.append(f"priority {edge.priorityNumber}")
+    if edge.isBuffered:
+        words.append("buffered")
+    return " ".join(words)
+
+
+def edgeDrawing(edge: Edge) -> dict[str, str]:
+    """Return how ``edge`` is drawn: colour and arrowhead by routing; a circle at the tail when
+    it is distributed; dotted when it has a priority."""
+    colour, arrowhead = ROUTING_DRAWING[edge.routing]
+    drawing = {
+        "color": colour,
+        "fontcolor": colour,
+        "arrowhead": arrowhead,
+        "style": "dotted" if edge.priorityNumber else "solid",
+    }
+    if edge.isDistributed:
+        drawing.update(dir="both", arrowtail="odot")
+    return drawing
+
+
+def shortened(name: str, limit: int = NAME_LIMIT) -> str:
+    """Return ``name``, cut to ``limit`` characters ending with an ellipsis when it is longer."""
+    return name if len(name) <= limit else name[: limit - 1] + "…"
+
+
+def labelText(lines: Iterable[str]) -> str:
+    """Return ``lines`` as one graphviz label: backslashes, ``&`` and ``<...>`` taken literally."""
+    return graphviz.escape("\n".join(lines).replace("&", "&amp;"))
+
+
+def tooltipText(lines: Iterable[str]) -> str:
+    """Return ``lines`` as one graphviz tooltip, literal as labelText's though graphviz reads a
+    tooltip's escapes twice (``\\n``, then ``\\N`` and the like)."""
+    return graphviz.escape(labelText(lines))
+
+
+def itemChange(itemsIn: int, itemsOut: int) -> str:
+    """Return how a count changed, `` (-90%)`` when items were dropped, `` (×10.0)`` when made."""
+    if itemsIn == 0 or itemsOut == itemsIn:
+        return ""
+    if itemsOut < itemsIn:
+        return f" (-{(itemsIn - itemsOut) * 100 // itemsIn}%)"
+    return f" (×{itemsOut / itemsIn:.1f})"
+
+
+def vertexLines(
+    nameOf: Callable[[str], str], dag: DAG, vertex: Vertex, parallelism: object, figures: VertexMetrics | None
+) -> list[str]:
+    """Return the lines describing a vertex: its name and parallelism and, after a run, items in
+    and out, busy time, and the items in and out of each stage fused into it."""
+    lines = [nameOf(vertex.name), f"parallelism {parallelism}"]
+    if figures is None:
+        return lines
+    processors = "processor" if figures.processors == 1 else "processors"
+    lines[1] += f", {figures.processors} {processors}"
+    hasInput, hasOutput = bool(dag.getInboundEdges(vertex.name)), bool(dag.getOutboundEdges(vertex.name))
+    lines += [flowLine(figures, hasInput, hasOutput), f"{figures.seconds:.2f} s busy"]
+    if len(figures.stages) > 1:
+        lines += [
+            f"{nameOf(stage.name)}: {stage.itemsIn:,} -> {stage.itemsOut:,}{itemChange(stage.itemsIn, stage.itemsOut)}"
+            for stage in figures.stages
+        ]
+    return lines
+
+
+def flowLine(figures: VertexMetrics, hasInput: bool, hasOutput: bool) -> str:
+    """Return a vertex's items in and out: only out of a source, only into a sink."""
+    if not hasInput:
+        return f"{figures.itemsOut:,} out"
+    if not hasOutput:
+        return f"{figures.itemsIn:,} in"
+    return f"{figures.itemsIn:,} in -> {figures.itemsOut:,} out{itemChange(figures.itemsIn, figures.itemsOut)}"
+
+
+def edgeLines(edge: Edge, figures: EdgeMetrics | None) -> list[str]:
+    """Return the lines describing an edge: its kind and, after a run, its items and the bytes
+    it shuffled."""
+    if figures is None:
+        return [edgeCaption(edge)]
+    lines = [edgeCaption(edge), counted(figures.items, "item")]
+    if figures.shuffleBytes is not None:
+        lines.append(f"{figures.shuffleBytes:,} bytes shuffled")
+    return lines
+
+
+def edgeWidth(items: int, mostItems: int) -> str:
+    """Return the pen width of an edge carrying ``items``: from 1 for none to 6 for the most."""
+    return f"{1 + 5 * items / mostItems:.2f}" if mostItems else "1"
+
+
+def vertexIds(dag: DAG) -> dict[str, str]:
+    """Return the picture's node id of each vertex, ``vertex-0``, ``vertex-1``, ... in DAG order."""
+    return {vertex.name: f"vertex-{number}" for number, vertex in enumerate(dag)}
+
+
+def preparePairs(dag: DAG) -> dict[str, tuple[str, ...]]:
+    """Return each prepare and combine pair of ``dag``, by the combine vertex's name."""
+    return {e.destName: (e.sourceName, e.destName) for e in dag.edges() if isPrepareToCombine(e)}
+
+
+def dagToGraphviz(
+    dag: DAG,
+    metrics: JobMetrics | None = None,
+    groups: Mapping[str, tuple[str, ...]] | None = None,
+    defaultParallelism: int | None = None,
+) -> graphviz.Digraph:
+    """Return a left-to-right picture of ``dag``: vertices with their parallelism, edges by kind
+    (see edgeDrawing), each group of vertices (by default each prepare and combine pair) in a
+    cluster labelled by its key; given a job's ``metrics``, its figures, edge widths by items."""
+    graph = graphviz.Digraph(
+        "DAG", graph_attr={"rankdir": "LR"}, node_attr={"shape": "box", "style": "rounded"}
+    )
+    clusters = groupClusters(preparePairs(dag) if groups is None else groups)
+    homes = {name: cluster for cluster, names in clusters for name in names}
+    ids = vertexIds(dag)
+    for vertex in dag:
+        parallelism = vertex.localParallelism
+        if parallelism == LOCAL_PARALLELISM_USE_DEFAULT:
+            parallelism = defaultParallelism if defaultParallelism else "default"
+        figures = metrics.vertex(vertex.name) if metrics is not None else None
+        homes.get(vertex.name, graph).node(
+            ids[vertex.name],
+            labelText(vertexLines(shortened, dag, vertex, parallelism, figures)),
+            tooltip=tooltipText(vertexLines(str, dag, vertex, parallelism, figures)),
+            **{"id": ids[vertex.name], "class": "vertex"},
+        )
+    for cluster, _ in clusters:
+        graph.subgraph(cluster)
+    addEdges(graph, ids, dag, metrics)
+    return graph
+
+
+def groupClusters(groups: Mapping[str, tuple[str, ...]]) -> list[tuple[graphviz.Digraph, tuple[str, ...]]]:
+    """Return an empty dashed cluster, ``group-<n>``, for each group of vertex names."""
+    return [
+        (
+            graphviz.Digraph(
+                f"cluster_group_{number}",
+                graph_attr={
+                    "label": labelText([shortened(label)]),
+                    "tooltip": tooltipText([label]),
+                    "style": "dashed,rounded",
+                    "labelloc": "b",
+                    "color": "gray50",
+                    "id": f"group-{number}",
+                    "class": "group",
+                },
+            ),
+            names,
+        )
+        for number, (label, names) in enumerate(groups.items())
+    ]
+
+
+def addEdges(graph: graphviz.Digraph, ids: Mapping[str, str], dag: DAG, metrics: JobMetrics | None) -> None:
+    """Draw each edge of ``dag`` into ``graph``, ``edge-0``, ``edge-1``, ... in DAG order."""
+    figures = [metrics.edge(e.sourceName, e.destName) if metrics is not None else None for e in dag.edges()]
+    mostItems = max((f.items for f in figures if f is not None), default=0)
+    for number, (edge, edgeFigures) in enumerate(zip(dag.edges(), figures)):
+        caption = edgeLines(edge, edgeFigures)
+        graph.edge(
+            ids[edge.sourceName],
+            ids[edge.destName],
+            labelText(caption),
+            tooltip=tooltipText([f"{edge.sourceName} -> {edge.destName}", *caption]),
+            penwidth=edgeWidth(edgeFigures.items, mostItems) if edgeFigures else "1",
+            **edgeDrawing(edge),
+            **{"id": f"edge-{number}", "class": "dag-edge"},
+        )
+
+
+def writeSvg(graph: graphviz.Digraph, path: str) -> tuple[str, str | None]:
+    """Write ``graph`` as SVG to ``path``; without graphviz's ``dot``, write DOT text instead.
+
+    Returns the path written and, when it is DOT text, a note saying how to get the SVG.
+    """
+    try:
+        svg = graph.pipe(format="svg")
+    except graphviz.ExecutableNotFound:
+        dotPath = os.path.splitext(path)[0] + ".dot"
+        with open(dotPath, "w", encoding="utf-8") as file:
+            file.write(graph.source)
+        return dotPath, (
+            f"graphviz's 'dot' program is not installed, so no SVG was drawn; the plan's DOT "
+            f"text is in {dotPath}. Install graphviz (Debian/Ubuntu: apt-get install graphviz, "
+            "macOS: brew install graphviz) and run again to get the SVG."
+        )
+    with open(path, "wb") as file:
+        file.write(svg)
+    return path, None

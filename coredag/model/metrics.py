@@ -1,0 +1,202 @@
+"""What a job did: items in and out per vertex and per fused stage, busy time, shuffle bytes.
+
+Each Spark task counts per batch into a TaskMetrics and adds it, once, to the job's
+accumulator; JobMetrics is the frozen summary the driver builds from the total.
+"""
+
+import itertools
+import operator
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator
+
+import attrs
+
+from sparkjet.coredag.model.dag import DAG
+
+_END = object()
+
+
+class CountsAccumulatorParam:
+    """A Spark accumulator parameter adding Counters key by key."""
+
+    def zero(self, value: Counter) -> Counter:
+        """Return an empty Counter."""
+        return Counter()
+
+    def addInPlace(self, total: Counter, more: Counter) -> Counter:
+        """Add ``more`` into ``total`` and return it."""
+        total.update(more)
+        return total
+
+
+class TaskMetrics:
+    """The counts of one Spark task, made per batch, never per item."""
+
+    def __init__(self) -> None:
+        self._counts: Counter = Counter()
+        self._stageCounts: list[tuple[str, tuple[str, ...], list[int]]] = []
+
+    def countedInput(self, vertexName: str, batches: Iterable[list]) -> Iterator[list]:
+        """Pass ``batches`` on, counting the items into the vertex and the time spent upstream."""
+        return self._counted(batches, ("itemsIn", vertexName), ("upstreamSeconds", vertexName))
+
+    def countedOutput(self, vertexName: str, batches: Iterable[list]) -> Iterator[list]:
+        """Pass ``batches`` on, counting the items out of the vertex and its busy time."""
+        self._counts["processors", vertexName] += 1
+        return self._counted(batches, ("itemsOut", vertexName), ("seconds", vertexName))
+
+    def _counted(self, batches: Iterable[list], itemsKey: tuple, secondsKey: tuple) -> Iterator[list]:
+        counts, clock, iterator = self._counts, time.perf_counter, iter(batches)
+        while True:
+            start = clock()
+            batch = next(iterator, _END)
+            counts[secondsKey] += clock() - start
+            if batch is _END:
+                return
+            counts[itemsKey] += len(batch)
+            yield batch
+
+    def stageCounts(self, vertexName: str, stageNames: tuple[str, ...]) -> list[int]:
+        """Return the list a fused vertex fills: items into its first stage, then out of each."""
+        counts = [0] * (len(stageNames) + 1)
+        self._stageCounts.append((vertexName, stageNames, counts))
+        return counts
+
+    def countShuffled(self, sourceName: str, destName: str, items: int, pickledBytes: int) -> None:
+        """Count a packet of ``items`` sent across the shuffle of an edge."""
+        self._counts["edgeItems", sourceName, destName] += items
+        self._counts["edgeBytes", sourceName, destName] += pickledBytes
+
+    def total(self) -> Counter:
+        """Return every count of the task, the fused stages' included; consecutive steps of
+        one stage (a stage and its peek) count as that stage."""
+        total = Counter(self._counts)
+        for vertexName, stageNames, counts in self._stageCounts:
+            numbered = itertools.groupby(enumerate(stageNames), key=operator.itemgetter(1))
+            for stageName, steps in numbered:
+                numbers = [number for number, _ in steps]
+                total["stageIn", vertexName, stageName] += counts[numbers[0]]
+                total["stageOut", vertexName, stageName] += counts[numbers[-1] + 1]
+        return total
+
+
+@attrs.frozen
+class StageMetrics:
+    """Items into and out of one pipeline stage fused into a vertex."""
+
+    name: str
+    itemsIn: int
+    itemsOut: int
+
+
+@attrs.frozen
+class VertexMetrics:
+    """What one vertex did, summed over its processors; ``seconds`` excludes upstream time."""
+
+    name: str
+    processors: int
+    itemsIn: int
+    itemsOut: int
+    seconds: float
+    stages: tuple[StageMetrics, ...]
+    """The pipeline stages fused into the vertex, in order; empty unless there are several."""
+
+
+@attrs.frozen
+class EdgeMetrics:
+    """Items through one edge; ``shuffleBytes`` is None where the items stayed in their task."""
+
+    sourceName: str
+    destName: str
+    items: int
+    shuffleBytes: int | None
+
+
+@attrs.frozen
+class JobMetrics:
+    """The figures of a finished job, per vertex (and fused stage) and per edge."""
+
+    jobName: str
+    seconds: float
+    vertices: tuple[VertexMetrics, ...]
+    edges: tuple[EdgeMetrics, ...]
+
+    @classmethod
+    def of(cls, jobName: str, seconds: float, dag: DAG, counts: Counter, shuffled: set) -> "JobMetrics":
+        """Summarize the accumulated ``counts`` of ``dag``; ``shuffled`` holds the (source,
+        destination) pairs of edges that crossed a shuffle."""
+        vertices = tuple(_vertexMetrics(vertex.name, counts) for vertex in dag)
+        itemsIn = {vertex.name: vertex.itemsIn for vertex in vertices}
+        edges = tuple(
+            EdgeMetrics(e.sourceName, e.destName, counts["edgeItems", e.sourceName, e.destName], counts["edgeBytes", e.sourceName, e.destName])
+            if (e.sourceName, e.destName) in shuffled
+            else EdgeMetrics(e.sourceName, e.destName, itemsIn[e.destName], None)
+            for e in dag.edges()
+        )
+        return cls(jobName, seconds, vertices, edges)
+
+    def vertex(self, name: str) -> VertexMetrics:
+        """Return the figures of the vertex ``name``."""
+        return _named(self.vertices, name, "vertex")
+
+    def stage(self, name: str) -> StageMetrics:
+        """Return the figures of the stage ``name``: a fused stage, or a vertex's only one."""
+        for vertex in self.vertices:
+            for stage in vertex.stages:
+                if stage.name == name:
+                    return stage
+        vertex = self.vertex(name)
+        return StageMetrics(name, vertex.itemsIn, vertex.itemsOut)
+
+    def edge(self, sourceName: str, destName: str) -> EdgeMetrics:
+        """Return the figures of the edge from ``sourceName`` to ``destName``."""
+        for edge in self.edges:
+            if (edge.sourceName, edge.destName) == (sourceName, destName):
+                return edge
+        raise KeyError(f"Job '{self.jobName}' has no edge {sourceName} -> {destName}")
+
+    def format(self) -> str:
+        """Return the figures as a table of text, one vertex (and fused stage) per line."""
+        lines = [f"Job '{self.jobName}': {self.seconds:.2f} s", "", "Vertices"]
+        for vertex in self.vertices:
+            lines.append(
+                f"  {vertex.name}: {vertex.itemsIn:,} in, {vertex.itemsOut:,} out, "
+                f"{vertex.seconds:.2f} s busy in {counted(vertex.processors, 'processor')}"
+            )
+            lines += [f"    {s.name}: {s.itemsIn:,} in, {s.itemsOut:,} out" for s in vertex.stages]
+        lines += ["", "Edges"]
+        for edge in self.edges:
+            through = "kept in their tasks" if edge.shuffleBytes is None else f"{edge.shuffleBytes:,} bytes shuffled"
+            lines.append(f"  {edge.sourceName} -> {edge.destName}: {counted(edge.items, 'item')}, {through}")
+        return "\n".join(lines)
+
+
+def _vertexMetrics(name: str, counts: Counter) -> VertexMetrics:
+    stages = tuple(
+        StageMetrics(key[2], counts[key], counts["stageOut", name, key[2]])
+        for key in counts
+        if key[0] == "stageIn" and key[1] == name
+    )
+    if len(stages) == 1:
+        stages = ()
+    return VertexMetrics(
+        name=name,
+        processors=counts["processors", name],
+        itemsIn=counts["itemsIn", name],
+        itemsOut=counts["itemsOut", name],
+        seconds=max(0.0, counts["seconds", name] - counts["upstreamSeconds", name]),
+        stages=stages,
+    )
+
+
+def _named(values: tuple, name: str, kind: str):
+    for value in values:
+        if value.name == name:
+            return value
+    raise KeyError(f"No {kind} named '{name}'; there are: {', '.join(v.name for v in values)}")
+
+
+def counted(count: int, noun: str) -> str:
+    """Return ``1,234 items`` or ``1 item``: the count and the noun, plural unless one."""
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"

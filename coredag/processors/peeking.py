@@ -1,0 +1,156 @@
+"""peek(): logging the items a stage emits, on the worker, without adding a vertex."""
+
+import logging
+from collections.abc import Callable, Iterable, Iterator
+
+import attrs
+
+from sparkjet.coredag.api.processor import (
+    ALL_ORDINALS,
+    Inbox,
+    Outbox,
+    Processor,
+    ProcessorContext,
+    callIdleHook,
+)
+from sparkjet.coredag.api.standard import BatchFunction, StandardProcessorSupplier
+from sparkjet.coredag.processors.sinks import workerLogger
+
+
+@attrs.frozen
+class ItemLogger:
+    """Logs an item at INFO (if ``shouldLogFn`` accepts it) and returns it unchanged."""
+
+    stageName: str
+    shouldLogFn: Callable | None = None
+    toStringFn: Callable | None = None
+
+    def __call__(self, item: object) -> object:
+        if self.shouldLogFn is None or self.shouldLogFn(item):
+            text = self.toStringFn(item) if self.toStringFn else item
+            self.logger().info("%s", text)
+        return item
+
+    def logger(self) -> logging.Logger:
+        """Return the worker-side logger of the peeked stage."""
+        return workerLogger(logging.getLogger(f"sparkjet.peek.{self.stageName}"))
+
+    def logEach(self, batches: Iterable[list]) -> Iterator[list]:
+        """Log every item of every batch; yield the batches unchanged."""
+        for batch in batches:
+            for item in batch:
+                self(item)
+            yield batch
+
+
+def peeking(supplier: Callable, logger: ItemLogger) -> Callable:
+    """Return ``supplier`` wrapped so that everything its processors emit is logged."""
+    if isinstance(supplier, StandardProcessorSupplier):
+        return PeekingP(supplier, logger)
+    return PeekingSupplier(supplier, logger)
+
+
+@attrs.frozen
+class PeekingP(StandardProcessorSupplier):
+    """A standard supplier whose output is logged, on the fast path and the cooperative one."""
+
+    inner: StandardProcessorSupplier
+    logger: ItemLogger
+
+    @property
+    def acceptsAnyRouting(self) -> bool:
+        """As the wrapped supplier."""
+        return self.inner.acceptsAnyRouting
+
+    @property
+    def readsThroughSpark(self) -> bool:
+        """As the wrapped supplier."""
+        return self.inner.readsThroughSpark
+
+    def sparkInput(self, spark):
+        """Return the wrapped source's input."""
+        return self.inner.sparkInput(spark)
+
+    def sparkRowsSupplier(self) -> "PeekingP":
+        """Return the wrapped source's rows supplier, its output logged."""
+        return attrs.evolve(self, inner=self.inner.sparkRowsSupplier())
+
+    def batchFunction(self, context: ProcessorContext) -> BatchFunction:
+        """Return the inner fast path followed by logging."""
+        inner = self.inner.batchFunction(context)
+        return lambda batches: self.logger.logEach(inner(batches))
+
+    def preflight(self) -> "PeekingP":
+        """Preflight the wrapped supplier."""
+        return attrs.evolve(self, inner=self.inner.preflight())
+
+    def __call__(self) -> "PeekingProcessor":
+        return PeekingProcessor(self.inner(), self.logger)
+
+
+@attrs.frozen
+class PeekingSupplier:
+    """Any processor supplier whose processors' output is logged."""
+
+    inner: Callable
+    logger: ItemLogger
+
+    def __call__(self) -> "PeekingProcessor":
+        return PeekingProcessor(self.inner(), self.logger)
+
+
+class PeekingOutbox:
+    """An outbox that logs each item it accepts; the rest is the engine's outbox."""
+
+    def __init__(self, outbox: Outbox, logger: ItemLogger) -> None:
+        self._outbox, self._logger = outbox, logger
+
+    def offer(self, item, ordinal: int = ALL_ORDINALS) -> bool:
+        """Offer as the outbox does; log the item once it is accepted."""
+        accepted = self._outbox.offer(item, ordinal)
+        if accepted:
+            self._logger(item)
+        return accepted
+
+    def bucketCount(self) -> int:
+        """Return the outbox's number of buckets."""
+        return self._outbox.bucketCount()
+
+    def hasUnfinishedItem(self) -> bool:
+        """Return whether the outbox waits for a refused item."""
+        return self._outbox.hasUnfinishedItem()
+
+
+class PeekingProcessor(Processor):
+    """Runs a processor with an outbox that logs what it emits."""
+
+    def __init__(self, inner: Processor, logger: ItemLogger) -> None:
+        self._inner, self._logger = inner, logger
+
+    def init(self, outbox: Outbox, context: ProcessorContext) -> None:
+        """Give the inner processor the logging outbox."""
+        self._inner.init(PeekingOutbox(outbox, self._logger), context)
+
+    def isCooperative(self) -> bool:
+        """As the inner processor."""
+        return self._inner.isCooperative()
+
+    def process(self, ordinal: int, inbox: Inbox) -> None:
+        """Delegate."""
+        self._inner.process(ordinal, inbox)
+
+    def tryProcess(self) -> bool:
+        """Delegate the idle hook."""
+        return callIdleHook(self._inner)
+
+    def completeEdge(self, ordinal: int) -> bool:
+        """Delegate."""
+        return self._inner.completeEdge(ordinal)
+
+    def complete(self) -> bool:
+        """Delegate."""
+        return self._inner.complete()
+
+    def close(self) -> None:
+        """Delegate."""
+        self._inner.close()

@@ -1,0 +1,184 @@
+"""The SparkSession jobs run on: the one spark-submit configured, the one already running, or
+one sparkjet starts, shared by the Jet clients of a process and stopped by the last of them."""
+
+import collections
+import contextlib
+import os
+import re
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+
+from pyspark import SparkConf, SparkContext
+from pyspark.sql import SparkSession
+
+from sparkjet.coredag.errors import Interrupted, SessionError
+
+_LOG4J2 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
+
+TASK_ATTEMPTS = 4
+"""How many times a local session runs a failing task before it fails the job, as Spark's
+``spark.task.maxFailures`` does on a cluster: a Python worker that dies does not fail the job."""
+
+DEFAULT_MASTER = "local[*]"
+
+_LOCAL_MASTER = re.compile(r"local(?:\[(\*|\d+)(?:,(\d+))?\])?")
+
+
+def retryingMaster(master: str) -> str:
+    """Return ``master``, a local one made to retry failed tasks (``local[2]`` becomes
+    ``local[2,4]``): Spark's local mode otherwise runs every task once, whatever
+    ``spark.task.maxFailures`` says. A local master that names its retries keeps them."""
+    match = _LOCAL_MASTER.fullmatch(master)
+    if match is None or match.group(2) is not None:
+        return master
+    return f"local[{match.group(1) or 1},{TASK_ATTEMPTS}]"
+
+
+def sameMaster(requested: str, running: str) -> bool:
+    """Whether a session on ``running`` is what ``requested`` asks for: local masters are
+    compared by their threads (``local`` is ``local[1]``, ``local[*]`` one per core), not
+    their retries."""
+    return _threads(requested) == _threads(running)
+
+
+def _threads(master: str) -> str:
+    match = _LOCAL_MASTER.fullmatch(master.strip())
+    if match is None:
+        return master.strip()
+    threads = match.group(1) or "1"
+    return f"local[{os.cpu_count() if threads == '*' else threads}]"
+
+
+def underSparkSubmit() -> bool:
+    """Whether spark-submit (or the pyspark shell) started this process and its JVM."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def embeddedSession(master: str | None = None, appName: str = "sparkjet") -> SparkSession:
+    """Return the active SparkSession, or start one.
+
+    Under spark-submit, the session has every setting spark-submit gave (master, name,
+    ``--conf``, the UI); sparkjet only adds what it needs and the user did not set. Its Python
+    workers run this interpreter with this ``sys.path`` and import PySpark compiled (see
+    sparkjet.coredag.runtime.worker_daemon); a local master retries failed tasks (see ``retryingMaster``). A
+    ``master`` other than the running session's, or spark-submit's, is a SessionError.
+    """
+    active = activeSession()
+    if active is not None:
+        _checkMaster(master, active.sparkContext.master, "a SparkSession already runs in this process on")
+        return active
+    conf = _submittedConf()
+    submitted = conf.get("spark.master", None)
+    if submitted is not None:
+        _checkMaster(master, submitted, "spark-submit set --master")
+    conf.set("spark.master", retryingMaster(submitted or master or DEFAULT_MASTER))
+    conf.setIfMissing("spark.app.name", appName)
+    for key, value in _sparkjetSettings(started=submitted is None).items():
+        conf.setIfMissing(key, value)
+    return SparkSession.builder.config(conf=conf).getOrCreate()
+
+
+def _submittedConf() -> SparkConf:
+    """Return the settings spark-submit gave, read from its JVM; none outside spark-submit."""
+    if underSparkSubmit():
+        SparkContext._ensure_initialized()
+    return SparkConf()
+
+
+def _sparkjetSettings(started: bool) -> dict[str, str]:
+    """Return the settings sparkjet adds where the user set none; ``started``: sparkjet starts
+    the JVM itself (not spark-submit), so it also quiets the JVM's log and Spark's UI."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    paths += [p for p in sys.path if p and os.path.isdir(p) and p not in paths]
+    os.environ["PYTHONPATH"] = os.pathsep.join(paths)
+    settings = {
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": "8",
+        "spark.executorEnv.PYTHONPATH": os.environ["PYTHONPATH"],
+        "spark.python.daemon.module": "sparkjet.coredag.runtime.worker_daemon",
+    }
+    if started:
+        settings["spark.ui.enabled"] = "false"
+        settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{_LOG4J2}"
+    return settings
+
+
+def _checkMaster(requested: str | None, running: str, what: str) -> None:
+    if requested is not None and not sameMaster(requested, running):
+        raise SessionError(
+            f"Jet(master='{requested}'): {what} '{running}', and Spark runs one session per "
+            "process; leave the master out to use that session (Jet(), or Jet(spark=session)), "
+            "or run this job in another process"
+        )
+
+
+@contextlib.contextmanager
+def interruptsHeld() -> Iterator[None]:
+    """Hold Ctrl-C (SIGINT) while the block starts a session, then raise Interrupted if it
+    came: a JVM interrupted while it starts is left running, holding the terminal, and a
+    py4j call interrupted prints a traceback. The handler before the block is restored (not
+    the one a new SparkContext installs)."""
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or not callable(previous):
+        yield
+        return
+    received = []
+    signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if received:
+        raise Interrupted("interrupted (Ctrl-C) while the Spark session started")
+
+
+def activeSession() -> SparkSession | None:
+    """Return the SparkSession active in this process, if any."""
+    return SparkSession.getActiveSession()
+
+
+def isStopped(session: SparkSession) -> bool:
+    """Whether ``session``'s SparkContext was stopped."""
+    return session.sparkContext._jsc is None
+
+
+class SharedSessions:
+    """The sessions Jet clients took without being given one: each client that takes one is
+    counted, and a session sparkjet started is stopped when the last of them shuts down."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users: collections.Counter = collections.Counter()
+        self._started: set[int] = set()
+
+    def take(self, master: str | None) -> SparkSession:
+        """Return the session to run on (see ``embeddedSession``), counting one more user."""
+        with self._lock:
+            startsOne = activeSession() is None
+            with interruptsHeld():
+                session = embeddedSession(master)
+            key = id(session.sparkContext)
+            if startsOne:
+                self._started.add(key)
+            self._users[key] += 1
+            return session
+
+    def release(self, session: SparkSession) -> None:
+        """Count one user fewer; stop the session if sparkjet started it and none is left."""
+        with self._lock:
+            key = id(session.sparkContext)
+            self._users[key] -= 1
+            if self._users[key] > 0:
+                return
+            del self._users[key]
+            if key in self._started:
+                self._started.discard(key)
+                session.stop()
+
+
+sharedSessions = SharedSessions()
+"""The sessions of this process's Jet clients."""

@@ -1,0 +1,194 @@
+"""Running one processor of a vertex inside a Spark task: the fast path or the cooperative loop."""
+
+import itertools
+from collections.abc import Callable, Iterable, Iterator
+
+import attrs
+
+from sparkjet.coredag.api.processor import Inbox, Outbox, Processor, ProcessorContext, callIdleHook
+from sparkjet.coredag.api.standard import StandardProcessorSupplier, batched
+from sparkjet.coredag.errors import DagError, JobError, UserFunctionError, shorten
+from sparkjet.coredag.model.edge import Ordering
+from sparkjet.coredag.model.metrics import TaskMetrics
+
+MAX_CALLS_WITHOUT_PROGRESS = 100_000
+
+
+@attrs.frozen
+class TaskletSpec:
+    """What a Spark task needs to run a vertex's processor: the vertex and its edges' shape.
+
+    ``inboundOrdinals`` lists the inbound edges in the order they are consumed (ascending
+    priority) and ``inboundPriorities`` their priorities (all 0 when empty).
+    """
+
+    vertexName: str
+    processorSupplier: Callable[[], Processor]
+    totalParallelism: int
+    inboundOrdinals: tuple[int, ...]
+    bucketCount: int
+    queueSize: int
+    outboxCapacity: int
+    jobName: str = ""
+    inboundPriorities: tuple[int, ...] = ()
+    inboundOrdering: Ordering | None = None
+
+    def context(self, index: int, metrics: TaskMetrics | None = None) -> ProcessorContext:
+        """Return the context of processor ``index``, counting into ``metrics`` if given."""
+        return ProcessorContext(
+            vertexName=self.vertexName,
+            globalProcessorIndex=index,
+            totalParallelism=self.totalParallelism,
+            jobName=self.jobName,
+            metrics=metrics,
+        )
+
+    def usesFastPath(self) -> bool:
+        """Return whether the vertex runs as one loop: a standard supplier with simple edges."""
+        supplier = self.processorSupplier
+        return (
+            isinstance(supplier, StandardProcessorSupplier)
+            and (len(self.inboundOrdinals) <= 1 or supplier.takesOrdinalPairs)
+            and self.bucketCount <= 1
+        )
+
+    def priorityGroups(self) -> list[tuple[int, ...]]:
+        """Return the inbound ordinals grouped by equal priority, lowest number first."""
+        priorities = self.inboundPriorities or (0,) * len(self.inboundOrdinals)
+        pairs = zip(priorities, self.inboundOrdinals)
+        return [tuple(o for _, o in group) for _, group in itertools.groupby(pairs, key=_first)]
+
+
+def _first(pair: tuple) -> object:
+    return pair[0]
+
+
+def runPartition(spec: TaskletSpec, index: int, items: Iterator) -> Iterator:
+    """Run processor ``index`` of the vertex over the partition's items.
+
+    With several inbound edges ``items`` are ``(ordinal, item)`` pairs, the priority groups
+    one after the other; with several buckets the output is ``(ordinal, item)`` pairs too.
+    """
+    context = spec.context(index)
+    if spec.usesFastPath():
+        return spec.processorSupplier.fastPath(context)(items)
+    if len(spec.inboundOrdinals) == 1:
+        ordinal = spec.inboundOrdinals[0]
+        items = ((ordinal, item) for item in items)
+    output = runCooperatively(spec, context, items)
+    if spec.bucketCount > 1:
+        return output
+    return (item for _, item in output)
+
+
+def runPartitionBatches(
+    spec: TaskletSpec, index: int, batches: Iterator[list], metrics: TaskMetrics | None = None
+) -> Iterator[list]:
+    """Run processor ``index`` over a partition given and returned as lists of items; the
+    input of an ordered edge is sorted first (its runs come sorted: Timsort merges them).
+    A fused vertex counts its stages' items into ``metrics``, if given."""
+    ordering = spec.inboundOrdering
+    if ordering is not None:
+        items = itertools.chain.from_iterable(batches)
+        batches = batched(sorted(items, key=ordering.key, reverse=ordering.reverse), spec.queueSize)
+    if spec.usesFastPath():
+        return spec.processorSupplier.batchFunction(spec.context(index, metrics))(batches)
+    return batched(runPartition(spec, index, itertools.chain.from_iterable(batches)))
+
+
+def runCooperatively(
+    spec: TaskletSpec, context: ProcessorContext, taggedItems: Iterable[tuple[int, object]]
+) -> Iterator[tuple[int, object]]:
+    """Drive one processor through ``(ordinal, item)`` input; yield ``(ordinal, item)`` it emits.
+
+    Inputs of one priority group may interleave; a group's edges complete before the next
+    group's first item is processed.
+    """
+    processor = spec.processorSupplier()
+    capacity = spec.outboxCapacity if processor.isCooperative() else None
+    outbox = Outbox(spec.bucketCount, capacity)
+    loop = _CooperativeLoop(processor, outbox, context.vertexName)
+    groups = spec.priorityGroups()
+    groupOf = {ordinal: number for number, group in enumerate(groups) for ordinal in group}
+    pending: dict[int, list] = {ordinal: [] for ordinal in spec.inboundOrdinals}
+    try:
+        processor.init(outbox, context)
+        current = 0
+        for ordinal, item in taggedItems:
+            while groupOf[ordinal] > current:
+                yield from loop.completeGroup(groups[current], pending)
+                current += 1
+            batch = pending[ordinal]
+            batch.append(item)
+            if len(batch) >= spec.queueSize:
+                yield from loop.process(ordinal, batch)
+                pending[ordinal] = []
+        for group in groups[current:]:
+            yield from loop.completeGroup(group, pending)
+        yield from loop.repeat(processor.complete)
+    finally:
+        processor.close()
+
+
+class _CooperativeLoop:
+    """Calls a processor until it makes progress, draining its outbox after every call."""
+
+    def __init__(self, processor: Processor, outbox: Outbox, vertexName: str) -> None:
+        self._processor, self._outbox, self._vertexName = processor, outbox, vertexName
+
+    def process(self, ordinal: int, batch: list) -> Iterator:
+        """Present ``batch`` in the inbox of ``ordinal`` until the processor has taken it all."""
+        inbox = Inbox(batch)
+        idleCalls = 0
+        while not inbox.isEmpty():
+            yield from self.repeat(lambda: callIdleHook(self._processor))
+            before = inbox.size()
+            self._guarded(lambda: self._processor.process(ordinal, inbox), inbox.peek)
+            emitted = not self._outbox.isEmpty()
+            yield from self._drain()
+            idleCalls = 0 if emitted or inbox.size() < before else idleCalls + 1
+            self._checkProgress(idleCalls, "process()")
+
+    def completeGroup(self, ordinals: tuple[int, ...], pending: dict[int, list]) -> Iterator:
+        """Process what is left of the group's edges, then complete each edge."""
+        for ordinal in ordinals:
+            if pending[ordinal]:
+                yield from self.process(ordinal, pending[ordinal])
+                pending[ordinal] = []
+        for ordinal in ordinals:
+            yield from self.repeat(lambda: self._processor.completeEdge(ordinal))
+
+    def repeat(self, call: Callable[[], bool]) -> Iterator:
+        """Call ``call`` until it returns True, draining the outbox after each call."""
+        idleCalls = 0
+        while True:
+            done = self._guarded(call, lambda: None)
+            emitted = not self._outbox.isEmpty()
+            yield from self._drain()
+            if done:
+                return
+            idleCalls = 0 if emitted else idleCalls + 1
+            self._checkProgress(idleCalls, "a method returning False")
+
+    def _guarded(self, call: Callable, failingItem: Callable[[], object]):
+        try:
+            return call()
+        except (JobError, DagError):
+            raise
+        except Exception as cause:
+            item = failingItem()
+            shown = shorten(item) if item is not None else "(none)"
+            raise UserFunctionError(self._vertexName, shown, cause) from cause
+
+    def _drain(self) -> Iterator[tuple[int, object]]:
+        for ordinal in range(self._outbox.bucketCount()):
+            for item in self._outbox.drainBucket(ordinal):
+                yield ordinal, item
+
+    def _checkProgress(self, idleCalls: int, what: str) -> None:
+        if idleCalls > MAX_CALLS_WITHOUT_PROGRESS:
+            raise DagError(
+                f"The processor of vertex '{self._vertexName}' made no progress in "
+                f"{MAX_CALLS_WITHOUT_PROGRESS} calls of {what}: it must remove items from "
+                "its inbox or emit to its outbox"
+            )
