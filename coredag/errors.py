@@ -99,29 +99,43 @@ def hintFor(cause: BaseException) -> str:
     return next((hint for kind, text, hint in _HINTS if isinstance(cause, kind) and text in str(cause)), "")
 
 
-class DagError(ValueError):
-    """A Core DAG is malformed or cannot run as it is."""
+class SparkjetError(Exception):
+    """The base class of every error sparkjet raises about what it was asked to do."""
 
 
-class OutputError(DagError):
+class PipelineError(SparkjetError, ValueError):
+    """A pipeline or an aggregate operation was defined wrongly: names the stage and what to change."""
+
+
+class DagError(SparkjetError, ValueError):
+    """A Core DAG has a wrong shape: its vertices, edges, ordinals or parallelisms."""
+
+
+class ProcessorContractError(SparkjetError, RuntimeError):
+    """A processor broke seed 003's contract: an outbox misused, an ordinal it does not handle, no
+    progress."""
+
+
+class OutputError(SparkjetError, ValueError):
     """A job cannot write where it was asked to: the output exists, or cannot be created."""
 
 
-class SessionError(RuntimeError):
+class SessionError(SparkjetError, RuntimeError):
     """sparkjet cannot run on the Spark session it was asked for."""
 
 
-class Interrupted(concurrent.futures.CancelledError, KeyboardInterrupt):
+class Interrupted(SparkjetError, concurrent.futures.CancelledError, KeyboardInterrupt):
     """Ctrl-C stopped sparkjet: a job was cancelled (and left no output), or a session's start
     interrupted. A CancelledError (caught as such in a notebook) and a KeyboardInterrupt."""
 
 
-class JobError(RuntimeError):
+class JobError(SparkjetError, RuntimeError):
     """A job failed while it ran."""
 
 
 class InputError(JobError):
-    """A job's input could not be read; the message names the file and line."""
+    """A job's input cannot be read: a missing directory, no matching file, an unreadable file or
+    charset, a line that does not decode; the message names the file and, where known, the line."""
 
 
 class UserFunctionError(JobError):

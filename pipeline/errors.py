@@ -1,8 +1,8 @@
 """The errors of the Pipeline API."""
 
+from sparkjet.coredag.errors import PipelineError
 
-class PipelineError(ValueError):
-    """A pipeline was defined wrongly: names the stage and what to change."""
+__all__ = ["DuplicateKeyError", "PipelineError"]
 
 
 class DuplicateKeyError(PipelineError):

@@ -1,5 +1,7 @@
 """The errors of the planner."""
 
+from sparkjet.coredag.errors import SparkjetError
 
-class PlanningError(ValueError):
+
+class PlanningError(SparkjetError, ValueError):
     """A pipeline cannot be turned into a Core DAG as it is."""

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from sparkjet.coredag.errors import DagError, shorten
+from sparkjet.coredag.errors import ProcessorContractError, shorten
 
 if TYPE_CHECKING:
     from sparkjet.coredag.model.metrics import TaskMetrics
@@ -116,7 +116,7 @@ class Outbox:
 
     def _bucket(self, ordinal: int) -> list:
         if not 0 <= ordinal < len(self._buckets):
-            raise DagError(
+            raise ProcessorContractError(
                 f"Outbox has no bucket at ordinal {ordinal}: the vertex has "
                 f"{len(self._buckets)} outbound edge(s)"
             )
@@ -127,7 +127,7 @@ class Outbox:
             return
         same = item is self._refused or item == self._refused
         if not same or ordinal != self._refusedOrdinal:
-            raise DagError(
+            raise ProcessorContractError(
                 f"A processor offered {shorten(item)} after the outbox refused "
                 f"{shorten(self._refused)}: it must offer the refused item again first"
             )
@@ -174,7 +174,7 @@ class Processor:
 
     def process(self, ordinal: int, inbox: Inbox) -> None:
         """Process items of the inbound edge ``ordinal``, removing each once fully processed."""
-        raise DagError(
+        raise ProcessorContractError(
             f"{type(self).__name__} received items on ordinal {ordinal} but does not "
             "implement process()"
         )
@@ -237,7 +237,7 @@ class AbstractProcessor(Processor):
             self.tryProcess4,
         )
         if ordinal >= len(handler):
-            raise DagError(
+            raise ProcessorContractError(
                 f"{type(self).__name__} got an item on ordinal {ordinal}: override "
                 "tryProcess(ordinal, item) to handle ordinals above 4"
             )
@@ -287,7 +287,7 @@ class AbstractProcessor(Processor):
         return FlatMapper(self, mapFn, ordinal)
 
     def _missing(self, ordinal: int) -> bool:
-        raise DagError(
+        raise ProcessorContractError(
             f"{type(self).__name__} got an item on ordinal {ordinal} but does not implement "
             f"tryProcess{ordinal}(item)"
         )

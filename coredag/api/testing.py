@@ -22,7 +22,7 @@ from sparkjet.coredag.api.processor import (
     ProcessorContext,
     callIdleHook,
 )
-from sparkjet.coredag.errors import DagError
+from sparkjet.coredag.errors import ProcessorContractError
 
 OutputChecker = Callable[[list, list], bool]
 _FILLER = object()
@@ -171,7 +171,7 @@ class _CheckedOutbox(Outbox):
         """Offer as Outbox does; a refused item not offered again, or a bad ordinal, fails."""
         try:
             return super().offer(item, ordinal)
-        except DagError as error:
+        except ProcessorContractError as error:
             raise AssertionError(f"{self._modePrefix}: {error}") from error
 
 

@@ -5,7 +5,7 @@ from typing import Self
 
 import attrs
 
-from sparkjet.coredag.errors import DagError
+from sparkjet.coredag.errors import PipelineError
 
 _Unary = Callable[[object], object]
 _Binary = Callable[[object, object], object]
@@ -87,7 +87,7 @@ class AggregateOperationBuilder:
         def andFinish(self, finishFn: _Unary) -> AggregateOperation:
             """Register the finish function and return the operation."""
             if self.exportFn is None:
-                raise DagError(
+                raise PipelineError(
                     "The export primitive is not registered. Either add the missing andExport() "
                     "call or use andExportFinish() to register the same function as both the "
                     "export and finish primitive"
@@ -97,7 +97,7 @@ class AggregateOperationBuilder:
         def andExportFinish(self, exportFinishFn: _Unary) -> AggregateOperation:
             """Register one function as both export and finish and return the operation."""
             if self.exportFn is not None:
-                raise DagError(
+                raise PipelineError(
                     "The export primitive is already registered. Call andFinish() if you want "
                     "to register a separate finish primitive"
                 )

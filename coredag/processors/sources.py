@@ -15,7 +15,7 @@ import attrs
 
 from sparkjet.coredag.api.processor import AbstractProcessor, ProcessorContext
 from sparkjet.coredag.api.standard import BatchFunction, StandardProcessorSupplier, batched
-from sparkjet.coredag.errors import DagError, InputError, shorten
+from sparkjet.coredag.errors import InputError, shorten
 
 
 def isHadoopUrl(directory: str) -> bool:
@@ -29,7 +29,7 @@ def listFiles(directory: str, glob: str, origin: str = "Sources.files") -> tuple
     hidden files left out; none for a directory without visible files, as Jet's and Spark's
     readers read nothing there. Errors start with ``origin``, the factory that made the source."""
     if not os.path.isdir(directory):
-        raise DagError(f"{origin}: the directory '{directory}' does not exist")
+        raise InputError(f"{origin}: the directory '{directory}' does not exist")
     entries = os.listdir(directory)
     visible = [name for name in entries if not isHidden(name)]
     if not visible:
@@ -39,10 +39,10 @@ def listFiles(directory: str, glob: str, origin: str = "Sources.files") -> tuple
     files = tuple((path, os.path.getsize(path)) for path in paths if os.path.isfile(path))
     if not files:
         note = _hiddenNote(glob, entries)
-        raise DagError(f"{origin}: no file in '{directory}' matches the glob '{glob}'{note}")
+        raise InputError(f"{origin}: no file in '{directory}' matches the glob '{glob}'{note}")
     for path, _ in files:
         if not os.access(path, os.R_OK):
-            raise DagError(f"{origin}: the file '{path}' is not readable")
+            raise InputError(f"{origin}: the file '{path}' is not readable")
     return files
 
 
@@ -298,7 +298,7 @@ def _readableCharset(source: "ReadFilesP", attribute: attrs.Attribute, charset: 
     problem = charsetProblem(charset)
     if problem is not None:
         msg = f"{source.origin}: {problem}"
-        raise DagError(msg)
+        raise InputError(msg)
 
 
 @attrs.frozen
@@ -361,7 +361,7 @@ class ReadFilesP(StandardProcessorSupplier):
         except Exception as error:
             if "PATH_NOT_FOUND" not in str(error):
                 raise
-            raise DagError(f"{self.origin}: no file matches '{pattern}' ({error})") from None
+            raise InputError(f"{self.origin}: no file matches '{pattern}' ({error})") from None
         return lines.selectExpr("cast(value as binary) as line", "_metadata.file_path as path")
 
     def sparkRowsSupplier(self) -> "SparkRowsP":

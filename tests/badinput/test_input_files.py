@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from sparkjet.coredag import DagError, InputError
+from sparkjet.coredag import InputError
 from sparkjet.coredag.processors import sources
 from sparkjet.pipeline import AggregateOperations, Pipeline, PipelineError, Sinks, Sources, wholeItem
 from tests.conftest import here
@@ -33,7 +33,7 @@ def wordCount(directory) -> Pipeline:
 
 def test_a_missing_directory_fails_at_submission_naming_it(submitter, tmp_path):
     missing, output = tmp_path / "missing", tmp_path / "out"
-    with pytest.raises(DagError) as raised:
+    with pytest.raises(InputError) as raised:
         submitter.newJob(linesTo(Sinks.files(str(output)), missing))
     assert str(raised.value) == f"Sources.files: the directory '{missing}' does not exist"
     assert not output.exists()

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from sparkjet.coredag import DagError, JobError, OutputError, UserFunctionError
+from sparkjet.coredag import JobError, OutputError, UserFunctionError
 from sparkjet.pipeline import Pipeline, PipelineError, Sinks, Sources
 from tests.conftest import here
 
@@ -19,7 +19,7 @@ def test_an_existing_output_directory_is_refused_at_submission_and_left_untouche
     (output / "part-00000").write_text("an earlier result\n")
     p = Pipeline.create()
     p.readFrom(Sources.items([1, 2])).writeTo(Sinks.files(str(output)))
-    with pytest.raises(DagError) as raised:
+    with pytest.raises(OutputError) as raised:
         submitter.newJob(p)
     assert str(raised.value) == (
         f"Sinks.files: the output directory '{output}' already exists; choose a new directory or "

@@ -5,8 +5,6 @@ import json
 import re
 import subprocess
 
-import pytest
-
 from sparkjet.coredag import DAG, Edge
 from sparkjet.pipeline import Pipeline, Sinks, Sources
 from tests.planner.test_render import needsDot

@@ -8,7 +8,6 @@ from sparkjet.coredag.api.processor import ProcessorContext
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.edge import Edge
 from sparkjet.coredag.model.metrics import CountsAccumulatorParam, EdgeMetrics, JobMetrics, TaskMetrics
-from sparkjet.coredag.model.vertex import Vertex
 from sparkjet.coredag.processors.identity import IdentityP
 from sparkjet.coredag.processors.stateless import StatelessChainP, StatelessStep, StepKind
 

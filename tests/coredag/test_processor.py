@@ -2,7 +2,7 @@
 
 import pytest
 
-from sparkjet.coredag import AbstractProcessor, DagError, Inbox, Outbox, ProcessorContext
+from sparkjet.coredag import AbstractProcessor, Inbox, Outbox, ProcessorContext, ProcessorContractError
 
 # Inbox
 
@@ -69,7 +69,7 @@ def test_outbox_requires_the_refused_item_again():
     outbox.offer("a")
     assert not outbox.offer("b")
     outbox.drainBucket(0)
-    with pytest.raises(DagError) as raised:
+    with pytest.raises(ProcessorContractError) as raised:
         outbox.offer("c")
     assert str(raised.value) == (
         "A processor offered 'c' after the outbox refused 'b': "
@@ -82,7 +82,7 @@ def test_outbox_requires_the_refused_item_again_on_the_same_ordinal():
     outbox.offer("a", 0)
     assert not outbox.offer("b", 0)
     outbox.drainBucket(0)
-    with pytest.raises(DagError, match="it must offer the refused item again first"):
+    with pytest.raises(ProcessorContractError, match="it must offer the refused item again first"):
         outbox.offer("b", 1)
 
 
@@ -110,7 +110,7 @@ def test_outbox_without_capacity_never_refuses():
 @pytest.mark.parametrize("ordinal", [2, 5, -2])
 def test_outbox_rejects_an_ordinal_without_bucket(ordinal):
     outbox = Outbox(2, 4)
-    with pytest.raises(DagError) as raised:
+    with pytest.raises(ProcessorContractError) as raised:
         outbox.offer("x", ordinal)
     assert str(raised.value) == (
         f"Outbox has no bucket at ordinal {ordinal}: the vertex has 2 outbound edge(s)"
@@ -173,7 +173,7 @@ def test_process_dispatches_to_try_process_of_the_ordinal(ordinal):
 
 
 def test_ordinal_above_four_needs_an_override():
-    with pytest.raises(DagError) as raised:
+    with pytest.raises(ProcessorContractError) as raised:
         initialized(Recorder()).process(5, Inbox(["x"]))
     assert str(raised.value) == (
         "Recorder got an item on ordinal 5: override tryProcess(ordinal, item) to handle "
@@ -186,7 +186,7 @@ def test_missing_try_process_n_is_named():
         def tryProcess0(self, item):
             return True
 
-    with pytest.raises(DagError) as raised:
+    with pytest.raises(ProcessorContractError) as raised:
         initialized(OnlyZero()).process(1, Inbox(["x"]))
     assert str(raised.value) == (
         "OnlyZero got an item on ordinal 1 but does not implement tryProcess1(item)"

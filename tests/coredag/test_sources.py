@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sparkjet.coredag import DAG, DagError, Edge, InputError, ProcessorContext
+from sparkjet.coredag import DAG, Edge, InputError, ProcessorContext
 from sparkjet.coredag.api.testing import verifyProcessor
 from sparkjet.coredag.processors import sources
 from sparkjet.coredag.processors.sinks import ListSinkP
@@ -147,26 +147,26 @@ def test_other_charset_is_used(tmp_path):
 
 def test_missing_directory_is_named(tmp_path):
     missing = tmp_path / "nope"
-    with pytest.raises(DagError) as raised:
+    with pytest.raises(InputError) as raised:
         listFiles(str(missing), "*")
     assert str(raised.value) == f"Sources.files: the directory '{missing}' does not exist"
 
 
 def test_preflight_names_a_missing_directory(tmp_path):
     missing = str(tmp_path / "nope")
-    with pytest.raises(DagError, match="the directory '.*nope' does not exist"):
+    with pytest.raises(InputError, match="the directory '.*nope' does not exist"):
         ReadFilesP(missing).preflight()
 
 
 def test_unmatched_glob_is_named(directory):
-    with pytest.raises(DagError) as raised:
+    with pytest.raises(InputError) as raised:
         ReadFilesP(str(directory), glob="*.csv").preflight()
     assert str(raised.value) == f"Sources.files: no file in '{directory}' matches the glob '*.csv'"
 
 
 def test_glob_that_matches_only_a_directory_is_unmatched(tmp_path):
     (tmp_path / "sub.txt").mkdir()
-    with pytest.raises(DagError, match="matches the glob"):
+    with pytest.raises(InputError, match="matches the glob"):
         listFiles(str(tmp_path), "*.txt")
 
 
@@ -252,7 +252,7 @@ def test_json_source_names_itself_in_decoding_and_directory_errors(tmp_path):
     (tmp_path / "bad.json").write_bytes(b'{"a": 1}\n{"b": "\xff"}\n')
     with pytest.raises(InputError, match=r"^Sources\.json: '.*bad\.json' line 2 is not valid utf-8"):
         readAll(ReadJsonP(str(tmp_path)), 2)
-    with pytest.raises(DagError, match=r"^Sources\.json: the directory '.*nope' does not exist$"):
+    with pytest.raises(InputError, match=r"^Sources\.json: the directory '.*nope' does not exist$"):
         ReadJsonP(str(tmp_path / "nope")).preflight()
 
 
@@ -373,7 +373,7 @@ def test_invalid_json_read_by_spark_names_the_file(jet, tmp_path):
 @pytest.mark.spark
 def test_url_matching_nothing_names_the_pattern(jet, tmp_path):
     url = (tmp_path / "absent").as_uri()
-    with pytest.raises(DagError, match=f"^Sources.files: no file matches '{url}/\\*' \\(.*Path does not exist"):
+    with pytest.raises(InputError, match=f"^Sources.files: no file matches '{url}/\\*' \\(.*Path does not exist"):
         runSource(jet, ReadFilesP(url), 2)
 
 
@@ -483,7 +483,7 @@ def test_a_directory_of_hidden_files_lists_none_as_an_empty_one(tmp_path):
 def test_a_glob_matching_only_hidden_files_is_unmatched_and_says_they_are_skipped(tmp_path):
     (tmp_path / "part-00000").write_text("x\n")
     (tmp_path / ".part-00000.crc").write_text("x\n")
-    with pytest.raises(DagError) as raised:
+    with pytest.raises(InputError) as raised:
         ReadFilesP(str(tmp_path), glob="*.crc").preflight()
     assert str(raised.value) == (
         f"Sources.files: no file in '{tmp_path}' matches the glob '*.crc' (it matches only "
@@ -508,7 +508,7 @@ def test_a_glob_matching_only_hidden_files_is_unmatched_and_says_they_are_skippe
     ],
 )
 def test_a_charset_whose_newline_is_not_the_byte_lf_is_refused(charset, newline):
-    with pytest.raises(DagError) as raised:
+    with pytest.raises(InputError) as raised:
         ReadJsonP("/data/in", charset=charset)
     assert str(raised.value) == (
         f"Sources.json: cannot read files in the charset '{charset}' line by line: a newline there "
@@ -520,23 +520,23 @@ def test_a_charset_whose_newline_is_not_the_byte_lf_is_refused(charset, newline)
 
 @pytest.mark.parametrize("charset", ["utf-7", "iso2022_jp", "hz"])
 def test_a_charset_with_shift_states_is_refused(charset):
-    with pytest.raises(DagError, match=f"^Sources.files: cannot read files in the charset '{charset}' line by line: what its bytes mean depends on the bytes before them"):
+    with pytest.raises(InputError, match=f"^Sources.files: cannot read files in the charset '{charset}' line by line: what its bytes mean depends on the bytes before them"):
         ReadFilesP("/data/in", charset=charset)
 
 
 def test_utf_8_sig_is_refused_pointing_to_utf_8_which_skips_the_bom():
-    with pytest.raises(DagError, match=r"; name 'utf-8' instead: it skips a byte order mark at the start of a file, as Spark's reader does$"):
+    with pytest.raises(InputError, match=r"; name 'utf-8' instead: it skips a byte order mark at the start of a file, as Spark's reader does$"):
         ReadFilesP("/data/in", charset="utf-8-sig")
 
 
 def test_an_unknown_charset_or_one_that_is_no_text_encoding_is_refused():
-    with pytest.raises(DagError) as raised:
+    with pytest.raises(InputError) as raised:
         ReadFilesP("/data/in", charset="nope")
     assert str(raised.value) == (
         "Sources.files: unknown charset 'nope'; expected the name of a text encoding Python "
         "knows, such as 'utf-8', 'latin-1', 'cp1252', 'ascii' or 'iso-8859-15'"
     )
-    with pytest.raises(DagError, match="^Sources.files: cannot read files in the charset 'base64' line by line: it is not a text encoding; expected"):
+    with pytest.raises(InputError, match="^Sources.files: cannot read files in the charset 'base64' line by line: it is not a text encoding; expected"):
         ReadFilesP("/data/in", charset="base64")
 
 

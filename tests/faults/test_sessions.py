@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from sparkjet.coredag import SessionError, UserFunctionError
+from sparkjet.coredag import UserFunctionError
 from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
 from sparkjet.planner import Jet
 from tests.conftest import PROJECT

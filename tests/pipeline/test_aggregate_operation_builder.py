@@ -4,9 +4,8 @@ import operator
 
 import pytest
 
-from sparkjet.coredag.errors import DagError
 from sparkjet.coredag.model.aggregate_operation import AggregateOperationBuilder, identity, increment, zero
-from sparkjet.pipeline import AggregateOperation
+from sparkjet.pipeline import AggregateOperation, PipelineError
 
 
 def test_the_builder_makes_the_same_operation_as_the_constructor():
@@ -39,7 +38,7 @@ def test_builder_steps_are_values_that_do_not_change():
 
 def test_andFinish_without_andExport_is_an_error():
     accumulating = AggregateOperation.withCreate(zero).andAccumulate(increment)
-    with pytest.raises(DagError) as raised:
+    with pytest.raises(PipelineError) as raised:
         accumulating.andFinish(identity)
     assert str(raised.value) == (
         "The export primitive is not registered. Either add the missing andExport() call or "
@@ -50,7 +49,7 @@ def test_andFinish_without_andExport_is_an_error():
 
 def test_andExportFinish_after_andExport_is_an_error():
     exporting = AggregateOperation.withCreate(zero).andAccumulate(increment).andExport(identity)
-    with pytest.raises(DagError) as raised:
+    with pytest.raises(PipelineError) as raised:
         exporting.andExportFinish(identity)
     assert str(raised.value) == (
         "The export primitive is already registered. Call andFinish() if you want to register "

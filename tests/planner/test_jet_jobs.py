@@ -6,7 +6,7 @@ import re
 import attrs
 import pytest
 
-from sparkjet.coredag import DagError, UserFunctionError
+from sparkjet.coredag import InputError, OutputError, UserFunctionError
 from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
 from sparkjet.planner import PlanningError
 
@@ -119,7 +119,7 @@ def test_failing_key_function_names_the_aggregation(jet):
 def test_missing_input_directory_fails_at_submission(jet, tmp_path):
     p = Pipeline.create()
     p.readFrom(Sources.files(str(tmp_path / "absent"))).writeTo(Sinks.list("lines"))
-    with pytest.raises(DagError, match=f"the directory '{tmp_path / 'absent'}' does not exist"):
+    with pytest.raises(InputError, match=f"the directory '{tmp_path / 'absent'}' does not exist"):
         jet.newJob(p)
 
 
@@ -127,7 +127,7 @@ def test_no_file_matching_the_glob_fails_at_submission(jet, tmp_path):
     (tmp_path / "a.log").write_text("x\n")
     p = Pipeline.create()
     p.readFrom(Sources.files(str(tmp_path), "*.txt")).writeTo(Sinks.list("lines"))
-    with pytest.raises(DagError, match=r"no file in '.*' matches the glob '\*\.txt'"):
+    with pytest.raises(InputError, match=r"no file in '.*' matches the glob '\*\.txt'"):
         jet.newJob(p)
 
 
@@ -135,7 +135,7 @@ def test_existing_output_directory_is_refused_and_left_untouched(jet, tmp_path):
     (tmp_path / "keep.txt").write_text("precious")
     p = Pipeline.create()
     p.readFrom(Sources.items([1, 2])).writeTo(Sinks.files(str(tmp_path)))
-    with pytest.raises(DagError, match="already exists"):
+    with pytest.raises(OutputError, match="already exists"):
         jet.newJob(p)
     assert os.listdir(tmp_path) == ["keep.txt"]
     assert (tmp_path / "keep.txt").read_text() == "precious"

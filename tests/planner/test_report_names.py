@@ -5,7 +5,6 @@ import json
 import re
 
 import attrs
-import pytest
 
 from sparkjet.coredag.model.metrics import JobMetrics, StageMetrics
 from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem

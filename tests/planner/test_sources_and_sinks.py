@@ -9,7 +9,7 @@ from collections import Counter
 import cloudpickle
 import pytest
 
-from sparkjet.coredag import DagError, InputError, JobError, UserFunctionError
+from sparkjet.coredag import InputError, JobError, OutputError, PipelineError, UserFunctionError
 from sparkjet.coredag.processors.sinks import DataFrameSinkP, JsonFilesSinkP, NoopSinkP
 from sparkjet.coredag.processors.sources import DataFrameSourceP, ReadJsonP
 from sparkjet.pipeline import AggregateOperations, Pipeline, PipelineError, Sinks, Sources, wholeItem
@@ -247,7 +247,7 @@ def test_json_sink_round_trips_through_the_json_source(jet, tmp_path):
 def test_json_sink_refuses_an_existing_directory_and_leaves_nothing_after_a_failure(jet, tmp_path):
     p = Pipeline.create()
     p.readFrom(Sources.items([{"a": 1}])).writeTo(Sinks.json(str(tmp_path)))
-    with pytest.raises(DagError, match=f"^Sinks.json: the output directory '{tmp_path}' already exists"):
+    with pytest.raises(OutputError, match=f"^Sinks.json: the output directory '{tmp_path}' already exists"):
         jet.newJob(p)
     output = tmp_path / "out"
     failing = Pipeline.create()

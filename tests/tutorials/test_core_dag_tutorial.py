@@ -5,7 +5,7 @@ import runpy
 
 import pytest
 
-from sparkjet.coredag import DagError, Inbox, Outbox, ProcessorContext, RoutingPolicy
+from sparkjet.coredag import Inbox, Outbox, ProcessorContext, ProcessorContractError, RoutingPolicy
 from sparkjet.coredag.api.testing import verifyProcessor
 from tests.conftest import PROJECT, tokenize
 
@@ -71,7 +71,7 @@ def test_outbox_rejects_a_processor_that_does_not_offer_again(tutorial):
     processor, outbox = startedTokenizer(tutorial, capacity=1)
     processor.process(0, Inbox(["one two"]))
     outbox.drainBucket(0)
-    with pytest.raises(DagError, match="it must offer the refused item again first"):
+    with pytest.raises(ProcessorContractError, match="it must offer the refused item again first"):
         outbox.offer("three")
 
 
