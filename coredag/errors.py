@@ -36,7 +36,7 @@ def isUserCode(frame: types.FrameType) -> bool:
         return False
     path = frame.f_code.co_filename
     isStdlib = path.startswith(_STDLIB) and not any(part in path for part in _THIRD_PARTY)
-    return not (isStdlib or path.startswith("<frozen "))
+    return not (isStdlib or path.startswith(("<frozen ", "<attrs generated")))
 
 
 @attrs.frozen

@@ -1,12 +1,14 @@
 """The nodes of a pipeline graph: one frozen value per kind of stage."""
 
 from collections.abc import Callable
+from typing import ClassVar
 
 import attrs
 
 from sparkjet.coredag.errors import SourceLocation, describeStage
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.processors.join import BROADCAST_LIMIT
+from sparkjet.coredag.processors.stateless import StepKind
 from sparkjet.pipeline.errors import PipelineError
 from sparkjet.pipeline.sinks import Sink
 from sparkjet.pipeline.sources import BatchSource
@@ -60,24 +62,49 @@ class SourceTransform(Transform):
 
 
 @attrs.frozen
-class MapTransform(Transform):
+class StatelessTransform(Transform):
+    """A stage that handles each item on its own with ``fn``; its kind's ``stepKind`` says how,
+    so the planner fuses and lowers every such kind alike. A new stateless kind is a subclass
+    naming its step kind (and a ``StepKind`` member in coredag/processors/stateless.py)."""
+
+    stepKind: ClassVar[StepKind]
+    fn: Callable
+
+
+@attrs.frozen
+class MapTransform(StatelessTransform):
     """Maps each item; a None result drops the item."""
 
-    mapFn: Callable
+    stepKind = StepKind.MAP
+
+    @property
+    def mapFn(self) -> Callable:
+        """Return the mapping function."""
+        return self.fn
 
 
 @attrs.frozen
-class FilterTransform(Transform):
+class FilterTransform(StatelessTransform):
     """Keeps the items the predicate accepts."""
 
-    filterFn: Callable
+    stepKind = StepKind.FILTER
+
+    @property
+    def filterFn(self) -> Callable:
+        """Return the predicate."""
+        return self.fn
 
 
 @attrs.frozen
-class FlatMapTransform(Transform):
+class FlatMapTransform(StatelessTransform):
     """Maps each item to any number of items."""
 
-    flatMapFn: Callable
+    stepKind = StepKind.FLAT_MAP
+
+    @property
+    def flatMapFn(self) -> Callable:
+        """Return the function giving each item's items."""
+        return self.fn
 
 
 @attrs.frozen

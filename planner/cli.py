@@ -7,7 +7,6 @@ import sys
 
 from sparkjet.coredag.errors import Interrupted, reducedTraceback
 from sparkjet.planner.jet import MASTER_VARIABLE, OnlyPlanned, watchingJobs
-from sparkjet.planner.planning import PlannedDag
 from sparkjet.planner.render import writePlanSvg
 
 EXAMPLES = """examples:
@@ -27,8 +26,8 @@ INTERRUPTED = 128 + 2
 """The exit status of a run that Ctrl-C (SIGINT) stopped, as a shell reports it."""
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Parse the command line and plan or run a script; return the exit status."""
+def commandLineParser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    """Return the parser of ``sparkjet``'s command line, and that of its ``run`` command."""
     parser = argparse.ArgumentParser(
         prog="sparkjet",
         description="Plan or run sparkjet pipelines on Spark.",
@@ -49,6 +48,12 @@ def main(argv: list[str] | None = None) -> int:
     runCommand.add_argument("--html", metavar="FILE", help="write each job's report page (plan, figures)")
     runCommand.add_argument("script")
     runCommand.add_argument("scriptArgs", nargs=argparse.REMAINDER, help="the script's own arguments")
+    return parser, runCommand
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the command line and plan or run a script; return the exit status."""
+    parser, runCommand = commandLineParser()
     argv = sys.argv[1:] if argv is None else argv
     args, unknown = parser.parse_known_args(argv)
     if args.command == "run" and unknown:
@@ -119,18 +124,18 @@ def planScript(
         print(f"sparkjet: {script} submitted no job", file=sys.stderr)
         return 1
     for number, job in enumerate(jobs, start=1):
-        name, dag = job.name, job.plan
+        name, planned = job.name, job.plan
         if dot:
             with open(_numbered(dot, number), "w", encoding="utf-8") as file:
-                file.write(dag.toDotString() + "\n")
+                file.write(planned.toDotString() + "\n")
             print(f"wrote the Core DAG of {name} to {_numbered(dot, number)}")
         if svg:
-            written, note = writePlanSvg(dag, _numbered(svg, number))
+            written, note = writePlanSvg(planned, _numbered(svg, number))
             print(note or f"wrote the plan of {name} to {written}")
         if explain:
-            print(dag.explain() if isinstance(dag, PlannedDag) else dag.toDotString())
+            print(planned.explain() if planned.hasStages() else planned.toDotString())
         if not dot and not svg and not explain:
-            print(dag.toDotString())
+            print(planned.toDotString())
     return 0
 
 

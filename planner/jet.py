@@ -17,7 +17,7 @@ from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics
 from sparkjet.pipeline.pipeline import Pipeline
 from sparkjet.planner.interrupts import cancelledMessage, interruptCancelsJobs
-from sparkjet.planner.planning import plan
+from sparkjet.planner.planning import Plan, planOf
 
 if TYPE_CHECKING:  # sparkjet.coredag.runtime.execution imports pyspark, which planning never needs
     from sparkjet.coredag.runtime.execution import JobControl
@@ -57,11 +57,11 @@ class OnlyPlanned(JobError):
 
 class Job:
     """A submitted job; ``join()`` waits for it and raises its error, if any. ``plan`` is the
-    Core DAG it runs, planned once when it was submitted (a ``PlannedDag`` for a pipeline), so
-    its picture and report show what ran whatever happens to the pipeline later."""
+    Plan it runs, made once when it was submitted, so its picture and report show what ran
+    whatever happens to the pipeline later."""
 
     def __init__(
-        self, name: str, plan: DAG, future: concurrent.futures.Future,
+        self, name: str, plan: Plan, future: concurrent.futures.Future,
         control: "JobControl | None" = None,
     ) -> None:
         self.name = name
@@ -173,41 +173,48 @@ class Jet:
                 self._sharesSpark = True
             return self._spark
 
-    def newJob(self, work: Pipeline | DAG, name: str | None = None) -> Job:
-        """Plan ``work`` (a Pipeline, once, or a Core DAG), check its inputs and outputs, start it."""
-        from sparkjet.coredag.runtime.execution import JobControl, executeDag
-
-        planned = (plan(work) if isinstance(work, Pipeline) else work).validate()
+    def newJob(self, work: Plan | Pipeline | DAG, name: str | None = None) -> Job:
+        """Plan ``work`` once (a Pipeline; a Core DAG is taken as built), check its inputs and
+        outputs, start it."""
+        planned = planOf(work).validate()
         jobName = name or f"job-{next(Jet._jobNumbers)}"
         watch = _jobWatch.get()
         if watch is not None and not watch.runs:
             watch.jobs.append(Job(jobName, planned, _completed()))
             return watch.jobs[-1]
-        dag = preflightDag(planned)
+        job = self._start(jobName, planned)
+        if watch is not None:
+            watch.jobs.append(job)
+        return job
+
+    def _start(self, jobName: str, planned: Plan) -> Job:
+        """Check the inputs and outputs of ``planned`` and start running it in a thread."""
+        from sparkjet.coredag.runtime.execution import JobControl
+
+        dag = preflightDag(planned.dag)
         interruptCancelsJobs.install()
         spark = self.spark()
         control = JobControl(jobName)
         self._register(jobName, control)
-
-        def run() -> JobMetrics:
-            try:
-                outcome = executeDag(spark, dag, jobName, control)
-                with self._lock:
-                    for listName, items in outcome.lists.items():
-                        self._lists.setdefault(listName, []).extend(items)
-                    self._dataFrames.update(outcome.dataFrames)
-                return outcome.metrics
-            finally:
-                self._unregister(jobName, control)
-
         try:
-            job = Job(jobName, planned, self._executor.submit(run), control)
+            return Job(jobName, planned, self._executor.submit(self._run, spark, dag, jobName, control), control)
         except BaseException:
             self._unregister(jobName, control)
             raise
-        if watch is not None:
-            watch.jobs.append(job)
-        return job
+
+    def _run(self, spark, dag: DAG, jobName: str, control: "JobControl") -> JobMetrics:
+        """Run ``dag`` on ``spark``; keep the lists and DataFrames its sinks made."""
+        from sparkjet.coredag.runtime.execution import executeDag
+
+        try:
+            outcome = executeDag(spark, dag, jobName, control)
+            with self._lock:
+                for listName, items in outcome.lists.items():
+                    self._lists.setdefault(listName, []).extend(items)
+                self._dataFrames.update(outcome.dataFrames)
+            return outcome.metrics
+        finally:
+            self._unregister(jobName, control)
 
     def _register(self, jobName: str, control: "JobControl") -> None:
         """Note ``jobName`` as running, and cancelled by Ctrl-C; refuse it if a running job of

@@ -1,7 +1,22 @@
-"""Lowering: each pipeline stage becomes Core DAG vertices and edges, one function per kind."""
+"""Lowering: each pipeline stage becomes Core DAG vertices and edges, one function per kind.
 
+``lowerToDag`` returns the DAG together with what lowering knows and nothing downstream should
+guess from names: each vertex's role (which stages, which step) and the reason for each choice
+between one vertex and two. To add a stage kind:
+
+1. a frozen ``Transform`` subclass in pipeline/transforms.py and the ``BatchStage`` method that
+   attaches it (pipeline/stage.py); a stateless kind subclasses ``StatelessTransform`` and names
+   its ``stepKind`` instead, and needs nothing below;
+2. here, ``@lowerStage.register`` a function ``(transform, builder, index)`` that adds the
+   kind's vertices with ``builder.addVertex(name, supplier, parallelism, step=...)``, its edges
+   with ``builder.addEdges``/``addEdge``, and ends with ``builder.setExit(index, vertex)``.
+
+A kind with no lowering fails planning with a PlanningError naming the kind and the stage.
+"""
+
+import functools
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import attrs
 
@@ -37,18 +52,15 @@ from sparkjet.coredag.processors.sorting import SortP
 from sparkjet.coredag.processors.sources import DataFrameSourceP, ItemsP, ReadFilesP, ReadJsonP
 from sparkjet.coredag.processors.stateless import StatelessChainP, StatelessStep, StepKind
 from sparkjet.pipeline.pipeline_graph import PipelineGraph
-from sparkjet.pipeline.sinks import DataFrameSink, FilesSink, JsonSink, ListSink, LoggerSink, NoopSink
-from sparkjet.pipeline.sources import DataFrameSource, FilesSource, ItemsSource, JsonSource
+from sparkjet.pipeline.sinks import DataFrameSink, FilesSink, JsonSink, ListSink, LoggerSink, NoopSink, Sink
+from sparkjet.pipeline.sources import BatchSource, DataFrameSource, FilesSource, ItemsSource, JsonSource
 from sparkjet.pipeline.transforms import (
     AggregateTransform,
     CustomTransform,
     DistinctTransform,
-    FilterTransform,
-    FlatMapTransform,
     GroupTransform,
     HashJoinTransform,
     MapStatefulTransform,
-    MapTransform,
     MergeTransform,
     Peek,
     RollingAggregateTransform,
@@ -56,31 +68,62 @@ from sparkjet.pipeline.transforms import (
     SinkTransform,
     SortTransform,
     SourceTransform,
+    StatelessTransform,
     Transform,
 )
-from sparkjet.planner.fusion import STATELESS, FusedTransform
+from sparkjet.planner.errors import PlanningError
+from sparkjet.planner.fusion import FusedTransform
 
 EdgeCustomizer = Callable[[Edge], Edge]
 COLLECT_SUFFIX = "-collect"
 _entryKey = operator.itemgetter(0)
 
 
+@attrs.frozen
+class VertexRole:
+    """What a vertex runs: pipeline stages (several when fused; none for a vertex added by
+    hand), whole or one step of them (``prepare``, ``collect``, ``joiner``, ``collector1``)."""
+
+    stages: tuple[str, ...]
+    step: str | None = None
+
+
+NO_STAGE = VertexRole(())
+"""The role of a vertex that lowering did not make: it runs no stage of the pipeline."""
+
+
+@attrs.frozen
+class LoweredDag:
+    """What lowering made: the DAG, each vertex's role by vertex name, and the reason for each
+    choice it made between one vertex and two, in the order of the stages."""
+
+    dag: DAG
+    roles: Mapping[str, VertexRole]
+    reasons: tuple[str, ...]
+
+
 class DagBuilder:
     """The vertices and edges lowered so far, the stage being lowered (``current``) and the
-    stage that made each vertex, the vertex each stage emits from, and the next free outbound
-    ordinal of each vertex."""
+    stage that made each vertex and its role, the vertex each stage emits from, the next free
+    outbound ordinal of each vertex, and the reasons given so far."""
 
     def __init__(self, graph: PipelineGraph) -> None:
         self.graph = graph
         self.current: Transform | None = None
         self._vertices: dict[str, Vertex] = {}
         self._madeBy: dict[str, Transform] = {}
+        self._roles: dict[str, VertexRole] = {}
+        self._reasons: list[str] = []
         self._edges: list[Edge] = []
         self._exits: dict[int, Vertex] = {}
         self._nextOrdinal: dict[str, int] = {}
 
-    def addVertex(self, name: str, supplier, localParallelism: int) -> Vertex:
-        """Add a vertex of the stage being lowered and return it."""
+    def addVertex(
+        self, name: str, supplier, localParallelism: int, step: str | None = None,
+        stages: tuple[str, ...] | None = None,
+    ) -> Vertex:
+        """Add a vertex running ``step`` of the stage being lowered (the whole stage if None),
+        or of ``stages`` (a fused chain's) if given, and return it."""
         vertex = Vertex(name, supplier, localParallelism, definedAt=self.current.definedAt)
         if name in self._vertices:
             raise DagError(
@@ -90,26 +133,35 @@ class DagBuilder:
             )
         self._vertices[name] = vertex
         self._madeBy[name] = self.current
+        self._roles[name] = VertexRole(stages or (self.current.name,), step)
         return vertex
 
-    def setExit(self, index: int, vertex: Vertex) -> None:
+    def addReason(self, reason: str) -> None:
+        """Record why the stage being lowered got the vertices it got."""
+        self._reasons.append(f"`{self.current.name}`: {reason}")
+
+    def setExit(self, index: int, vertex: Vertex, logsItsPeek: bool = False) -> None:
         """Record ``vertex`` as the one stage ``index`` emits from; a peeked stage's vertex
-        logs what it emits."""
+        logs what it emits (unless its steps already do: ``logsItsPeek``)."""
         transform = self.graph.transforms[index]
-        if transform.peek is not None and not isinstance(transform, (*STATELESS, FusedTransform)):
+        if transform.peek is not None and not logsItsPeek:
             logger = itemLogger(transform.name, transform.peek)
             vertex = attrs.evolve(vertex, processorSupplier=peeking(vertex.processorSupplier, logger))
             self._vertices[vertex.name] = vertex
         self._exits[index] = vertex
 
-    def build(self) -> DAG:
-        """Return the DAG of everything added, checked edge by edge."""
+    def emittingStage(self, index: int) -> str:
+        """Return the name of the stage whose items stage ``index`` emits: the last of a fused chain."""
+        return self._roles[self._exits[index].name].stages[-1]
+
+    def build(self) -> LoweredDag:
+        """Return the DAG of everything added, checked edge by edge, with roles and reasons."""
         dag = DAG()
         for vertex in self._vertices.values():
             dag.vertex(vertex)
         for edge in self._edges:
             dag.edge(edge)
-        return dag
+        return LoweredDag(dag, dict(self._roles), tuple(self._reasons))
 
     def addEdges(self, index: int, vertex: Vertex, customize: EdgeCustomizer = lambda e: e) -> None:
         """Connect the stages feeding stage ``index`` to ``vertex``, at ordinals 0, 1, ...;
@@ -144,13 +196,27 @@ def rebalanced(edge: Edge, transform: Transform) -> Edge:
     return edge.partitioned(rebalancing.keyFn) if rebalancing.keyFn else edge
 
 
-def lowerToDag(graph: PipelineGraph) -> DAG:
-    """Lower every stage, in creation order, into one Core DAG."""
+def lowerToDag(graph: PipelineGraph) -> LoweredDag:
+    """Lower every stage, in creation order, into one Core DAG with each vertex's role:
+    ``source -> fused(map, filter) -> count -> sink`` becomes ``source -> fused(map, filter)
+    -> count-prepare -> count -> sink``, ``count-prepare`` the prepare step of ``count``."""
     builder = DagBuilder(graph)
     for index, transform in enumerate(graph.transforms):
         builder.current = transform
-        _LOWERINGS[type(transform)](builder, index, transform)
+        lowerStage(transform, builder, index)
     return builder.build()
+
+
+@functools.singledispatch
+def lowerStage(transform: Transform, builder: DagBuilder, index: int) -> None:
+    """Add the vertices and edges of stage ``index``; one registered function per kind (a
+    subclass of a kind is lowered as that kind)."""
+    kind = type(transform)
+    raise PlanningError(
+        f"Unknown transform: kind '{kind.__module__}.{kind.__qualname__}' of "
+        f"{transform.describe()} has no lowering; register one with "
+        "@sparkjet.planner.lowering.lowerStage.register"
+    )
 
 
 def stageName(transform: Transform) -> StageName:
@@ -158,48 +224,73 @@ def stageName(transform: Transform) -> StageName:
     return StageName(transform.name, transform.definedAt)
 
 
-def lowerSource(builder: DagBuilder, index: int, transform: SourceTransform) -> None:
+@lowerStage.register
+def lowerSource(transform: SourceTransform, builder: DagBuilder, index: int) -> None:
     """A source is one vertex with no input."""
-    supplier = _SOURCE_SUPPLIERS[type(transform.source)](transform.source)
+    supplier = sourceSupplier(transform.source)
     builder.setExit(index, builder.addVertex(transform.name, supplier, transform.localParallelism))
 
 
-def statelessSteps(transform: Transform) -> tuple[StatelessStep, ...]:
+@functools.singledispatch
+def sourceSupplier(source: BatchSource) -> StandardProcessorSupplier:
+    """Return the processors reading ``source``; one registered function per kind of source."""
+    raise PlanningError(f"Unknown source: '{type(source).__qualname__}' ({source.name}) has no processors")
+
+
+sourceSupplier.register(FilesSource, lambda source: ReadFilesP(source.directory, source.glob, source.charset))
+sourceSupplier.register(JsonSource, lambda source: ReadJsonP(source.directory, source.glob, source.charset))
+sourceSupplier.register(DataFrameSource, lambda source: DataFrameSourceP(source.dataFrame))
+sourceSupplier.register(ItemsSource, lambda source: ItemsP(source.items))
+
+
+def statelessSteps(transform: StatelessTransform) -> tuple[StatelessStep, ...]:
     """Return the steps that run one map, filter or flat-map stage, and its peek if any."""
     label = stageName(transform)
-    if isinstance(transform, MapTransform):
-        step = StatelessStep(StepKind.MAP, transform.mapFn, label)
-    elif isinstance(transform, FilterTransform):
-        step = StatelessStep(StepKind.FILTER, transform.filterFn, label)
-    else:
-        step = StatelessStep(StepKind.FLAT_MAP, transform.flatMapFn, label)
+    step = StatelessStep(transform.stepKind, transform.fn, label)
     if transform.peek is None:
         return (step,)
     return step, StatelessStep(StepKind.PEEK, itemLogger(transform.name, transform.peek), label)
 
 
-def lowerStateless(builder: DagBuilder, index: int, transform: Transform) -> None:
-    """A map, filter or flat-map stage, or a fused chain of them, is one vertex."""
-    stages = transform.stages if isinstance(transform, FusedTransform) else (transform,)
+@lowerStage.register
+def lowerStateless(transform: StatelessTransform, builder: DagBuilder, index: int) -> None:
+    """A map, filter or flat-map stage is one vertex; its peek is one of its steps."""
+    addStatelessVertex(builder, index, (transform,))
+
+
+@lowerStage.register
+def lowerFused(transform: FusedTransform, builder: DagBuilder, index: int) -> None:
+    """A fused chain of stateless stages is one vertex running them all in one loop."""
+    addStatelessVertex(builder, index, transform.stages)
+
+
+def addStatelessVertex(builder: DagBuilder, index: int, stages: tuple[StatelessTransform, ...]) -> None:
+    """Add the one vertex running ``stages`` (and their peeks) in order, fed by stage ``index``'s inputs."""
+    transform = builder.graph.transforms[index]
     supplier = StatelessChainP(tuple(step for stage in stages for step in statelessSteps(stage)))
-    vertex = builder.addVertex(transform.name, supplier, transform.localParallelism)
+    vertex = builder.addVertex(
+        transform.name, supplier, transform.localParallelism, stages=tuple(stage.name for stage in stages)
+    )
     builder.addEdges(index, vertex)
-    builder.setExit(index, vertex)
+    builder.setExit(index, vertex, logsItsPeek=True)
 
 
-def lowerGroup(builder: DagBuilder, index: int, transform: GroupTransform) -> None:
+@lowerStage.register
+def lowerGroup(transform: GroupTransform, builder: DagBuilder, index: int) -> None:
     """``group-and-aggregate-prepare`` -(distributed partitioned)-> ``group-and-aggregate``;
     one distributed partitioned stage when the operation has no combine or after rebalance().
     Co-grouping takes each input partitioned by its own key."""
     name, label, op, keyFn = transform.name, stageName(transform), transform.aggrOp, transform.keyFn
     parallelism, inputs = transform.localParallelism, len(builder.graph.upstream[index])
     inputKey = (lambda e: transform.inputKeyFns[e.destOrdinal]) if transform.inputKeyFns else (lambda e: keyFn)
-    if op.combineFn is None or any(map(transform.rebalancing, range(inputs))):
+    singleStage = singleStageBecause(op.combineFn is None, any(map(transform.rebalancing, range(inputs))))
+    builder.addReason(singleStage or TWO_STAGES)
+    if singleStage:
         vertex = builder.addVertex(name, multiInput(AggregateByKeyP(keyFn, op, label), inputs), parallelism)
         builder.addEdges(index, vertex, lambda e: e.distributed().partitioned(inputKey(e)))
     else:
         prepare = builder.addVertex(
-            name + PREPARE_SUFFIX, multiInput(AccumulateByKeyP(keyFn, op, label), inputs), parallelism
+            name + PREPARE_SUFFIX, multiInput(AccumulateByKeyP(keyFn, op, label), inputs), parallelism, "prepare"
         )
         vertex = builder.addVertex(name, CombineByKeyP(op, label), parallelism)
         builder.addEdges(index, prepare, lambda e: e.partitioned(inputKey(e)))
@@ -207,17 +298,32 @@ def lowerGroup(builder: DagBuilder, index: int, transform: GroupTransform) -> No
     builder.setExit(index, vertex)
 
 
-def lowerAggregate(builder: DagBuilder, index: int, transform: AggregateTransform) -> None:
+TWO_STAGES = "two-stage: prepare per task, combine after the shuffle"
+
+
+def singleStageBecause(noCombine: bool, rebalanced: bool) -> str | None:
+    """Return why an aggregation runs in one stage, None if it runs in two."""
+    if noCombine:
+        return "single-stage aggregation: the operation has no combine"
+    if rebalanced:
+        return "single-stage aggregation: `rebalance()` before it sends every item across"
+    return None
+
+
+@lowerStage.register
+def lowerAggregate(transform: AggregateTransform, builder: DagBuilder, index: int) -> None:
     """``aggregate-prepare`` -(distributed all-to-one)-> ``aggregate`` (parallelism 1);
     one all-to-one stage when the operation has no combine."""
     name, label, op = transform.name, stageName(transform), transform.aggrOp
     inputs = len(builder.graph.upstream[index])
-    if op.combineFn is None:
+    singleStage = singleStageBecause(op.combineFn is None, rebalanced=False)
+    builder.addReason(singleStage or TWO_STAGES)
+    if singleStage:
         vertex = builder.addVertex(name, multiInput(AggregateP(op, label), inputs), 1)
         builder.addEdges(index, vertex, lambda e: e.distributed().allToOne(name))
     else:
         prepare = builder.addVertex(
-            name + PREPARE_SUFFIX, multiInput(AccumulateP(op, label), inputs), transform.localParallelism
+            name + PREPARE_SUFFIX, multiInput(AccumulateP(op, label), inputs), transform.localParallelism, "prepare"
         )
         vertex = builder.addVertex(name, CombineP(op, label), 1)
         builder.addEdges(index, prepare)
@@ -230,9 +336,10 @@ def multiInput(supplier: StandardProcessorSupplier, inputCount: int) -> Standard
     return TaggedInputP(supplier) if inputCount > 1 else supplier
 
 
-def lowerSink(builder: DagBuilder, index: int, transform: SinkTransform) -> None:
+@lowerStage.register
+def lowerSink(transform: SinkTransform, builder: DagBuilder, index: int) -> None:
     """A sink is one vertex; list, logger and noop sinks default to parallelism 1, as in Jet."""
-    supplier, defaultParallelism = _SINK_SUPPLIERS[type(transform.sink)](transform.sink)
+    supplier, defaultParallelism = sinkSupplier(transform.sink)
     parallelism = transform.localParallelism
     vertex = builder.addVertex(
         transform.name, supplier, parallelism if parallelism > 0 else defaultParallelism
@@ -240,52 +347,60 @@ def lowerSink(builder: DagBuilder, index: int, transform: SinkTransform) -> None
     builder.addEdges(index, vertex)
 
 
-_SOURCE_SUPPLIERS = {
-    FilesSource: lambda source: ReadFilesP(source.directory, source.glob, source.charset),
-    JsonSource: lambda source: ReadJsonP(source.directory, source.glob, source.charset),
-    DataFrameSource: lambda source: DataFrameSourceP(source.dataFrame),
-    ItemsSource: lambda source: ItemsP(source.items),
-}
-
-_SINK_SUPPLIERS = {
-    ListSink: lambda sink: (ListSinkP(sink.listName), 1),
-    LoggerSink: lambda sink: (LoggerSinkP(), 1),
-    FilesSink: lambda sink: (FilesSinkP(sink.directory), LOCAL_PARALLELISM_USE_DEFAULT),
-    JsonSink: lambda sink: (JsonFilesSinkP(sink.directory, sink.nonFiniteAsNull), LOCAL_PARALLELISM_USE_DEFAULT),
-    DataFrameSink: lambda sink: (DataFrameSinkP(sink.dataFrameName, sink.schema), LOCAL_PARALLELISM_USE_DEFAULT),
-    NoopSink: lambda sink: (NoopSinkP(), 1),
-}
+@functools.singledispatch
+def sinkSupplier(sink: Sink) -> tuple[StandardProcessorSupplier, int]:
+    """Return the processors writing to ``sink`` and their default local parallelism; one
+    registered function per kind of sink."""
+    raise PlanningError(f"Unknown sink: '{type(sink).__qualname__}' ({sink.name}) has no processors")
 
 
-def lowerMerge(builder: DagBuilder, index: int, transform: MergeTransform) -> None:
+sinkSupplier.register(ListSink, lambda sink: (ListSinkP(sink.listName), 1))
+sinkSupplier.register(LoggerSink, lambda sink: (LoggerSinkP(), 1))
+sinkSupplier.register(FilesSink, lambda sink: (FilesSinkP(sink.directory), LOCAL_PARALLELISM_USE_DEFAULT))
+sinkSupplier.register(
+    JsonSink, lambda sink: (JsonFilesSinkP(sink.directory, sink.nonFiniteAsNull), LOCAL_PARALLELISM_USE_DEFAULT)
+)
+sinkSupplier.register(
+    DataFrameSink, lambda sink: (DataFrameSinkP(sink.dataFrameName, sink.schema), LOCAL_PARALLELISM_USE_DEFAULT)
+)
+sinkSupplier.register(NoopSink, lambda sink: (NoopSinkP(), 1))
+
+
+@lowerStage.register
+def lowerMerge(transform: MergeTransform, builder: DagBuilder, index: int) -> None:
     """A merge is one ``merge`` vertex with an input per merged stage."""
     vertex = builder.addVertex(transform.name, IdentityP(), transform.localParallelism)
     builder.addEdges(index, vertex)
     builder.setExit(index, vertex)
 
 
-def lowerDistinct(builder: DagBuilder, index: int, transform: DistinctTransform) -> None:
+@lowerStage.register
+def lowerDistinct(transform: DistinctTransform, builder: DagBuilder, index: int) -> None:
     """``distinct-prepare`` (local partitioned in) -(distributed partitioned)-> ``distinct``."""
     name, keyFn, parallelism = transform.name, transform.keyFn, transform.localParallelism
     label = stageName(transform)
-    prepare = builder.addVertex(name + PREPARE_SUFFIX, DistinctP(keyFn, label, isPrepare=True), parallelism)
+    prepare = builder.addVertex(
+        name + PREPARE_SUFFIX, DistinctP(keyFn, label, isPrepare=True), parallelism, "prepare"
+    )
     vertex = builder.addVertex(name, DistinctP(keyFn, label), parallelism)
     builder.addEdges(index, prepare, lambda e: e.partitioned(keyFn))
     builder.addEdge(Edge.between(prepare, vertex).distributed().partitioned(keyFn))
     builder.setExit(index, vertex)
 
 
-def lowerSort(builder: DagBuilder, index: int, transform: SortTransform) -> None:
+@lowerStage.register
+def lowerSort(transform: SortTransform, builder: DagBuilder, index: int) -> None:
     """``sort`` (each partition) -(distributed all-to-one, ordered)-> ``sort-collect`` (1)."""
     name, keyFn, reverse = transform.name, transform.keyFn, transform.reverse
     sort = builder.addVertex(name, SortP(keyFn, reverse, stageName(transform)), transform.localParallelism)
-    collect = builder.addVertex(name + COLLECT_SUFFIX, IdentityP(), 1)
+    collect = builder.addVertex(name + COLLECT_SUFFIX, IdentityP(), 1, "collect")
     builder.addEdges(index, sort)
     builder.addEdge(Edge.between(sort, collect).distributed().allToOne(name).ordered(keyFn, reverse))
     builder.setExit(index, collect)
 
 
-def lowerHashJoin(builder: DagBuilder, index: int, transform: HashJoinTransform) -> None:
+@lowerStage.register
+def lowerHashJoin(transform: HashJoinTransform, builder: DagBuilder, index: int) -> None:
     """Each joined stage -(distributed broadcast)-> ``<name>-collector<i>`` (parallelism 1)
     -(broadcast, priority -1)-> ``<name>-joiner``, which gets the primary stage at ordinal 0."""
     name, label, clauses = transform.name, stageName(transform), transform.clauses
@@ -293,24 +408,21 @@ def lowerHashJoin(builder: DagBuilder, index: int, transform: HashJoinTransform)
         f"{name}-joiner",
         HashJoinP(tuple(c.leftKeyFn for c in clauses), transform.mapFn, transform.inner, transform.matchesByTag, label),
         transform.localParallelism,
+        "joiner",
     )
     primary, *sides = builder.graph.upstream[index]
     builder.addEdge(rebalanced(builder.edgeFrom(primary).to(joiner, 0), transform))
     for ordinal, (side, clause) in enumerate(zip(sides, clauses), start=1):
-        sideName = emittingStageName(builder.graph.transforms[side])
+        sideName = builder.emittingStage(side)
         supplier = HashJoinCollectP(clause.rightKeyFn, clause.rightProjectFn, label, sideName, clause.broadcastLimit)
-        collector = builder.addVertex(f"{name}-collector{ordinal}", supplier, 1)
+        collector = builder.addVertex(f"{name}-collector{ordinal}", supplier, 1, f"collector{ordinal}")
         builder.addEdge(builder.edgeFrom(side).to(collector).distributed().broadcast())
         builder.addEdge(Edge.from_(collector).to(joiner, ordinal).broadcast().priority(-1))
     builder.setExit(index, joiner)
 
 
-def emittingStageName(transform: Transform) -> str:
-    """Return the name of the stage whose items ``transform`` emits: the last of a fused chain."""
-    return transform.stages[-1].name if isinstance(transform, FusedTransform) else transform.name
-
-
-def lowerCustom(builder: DagBuilder, index: int, transform: CustomTransform) -> None:
+@lowerStage.register
+def lowerCustom(transform: CustomTransform, builder: DagBuilder, index: int) -> None:
     """The user's processors in one vertex; keyed: behind a distributed partitioned edge."""
     vertex = builder.addVertex(transform.name, transform.processorSupplier, transform.localParallelism)
     keyFn = transform.keyFn
@@ -318,7 +430,8 @@ def lowerCustom(builder: DagBuilder, index: int, transform: CustomTransform) -> 
     builder.setExit(index, vertex)
 
 
-def lowerService(builder: DagBuilder, index: int, transform: ServiceTransform) -> None:
+@lowerStage.register
+def lowerService(transform: ServiceTransform, builder: DagBuilder, index: int) -> None:
     """A map, filter or flat-map using a service is one vertex (not fused)."""
     supplier = ServiceP(transform.kind, transform.serviceFactory, transform.fn, stageName(transform))
     vertex = builder.addVertex(transform.name, supplier, transform.localParallelism)
@@ -326,32 +439,22 @@ def lowerService(builder: DagBuilder, index: int, transform: ServiceTransform) -
     builder.setExit(index, vertex)
 
 
-def lowerKeyedStep(builder: DagBuilder, index: int, transform: Transform) -> None:
-    """``mapStateful`` and ``rollingAggregate``: one vertex behind a distributed partitioned edge."""
-    if isinstance(transform, MapStatefulTransform):
-        supplier = MapStatefulP(transform.keyFn, transform.createFn, transform.mapFn, stageName(transform))
-    else:
-        supplier = RollingAggregateP(transform.keyFn, transform.aggrOp, stageName(transform))
+@lowerStage.register
+def lowerMapStateful(transform: MapStatefulTransform, builder: DagBuilder, index: int) -> None:
+    """``mapStateful``: one vertex behind a distributed partitioned edge."""
+    supplier = MapStatefulP(transform.keyFn, transform.createFn, transform.mapFn, stageName(transform))
+    addKeyedVertex(builder, index, supplier)
+
+
+@lowerStage.register
+def lowerRollingAggregate(transform: RollingAggregateTransform, builder: DagBuilder, index: int) -> None:
+    """``rollingAggregate``: one vertex behind a distributed partitioned edge."""
+    addKeyedVertex(builder, index, RollingAggregateP(transform.keyFn, transform.aggrOp, stageName(transform)))
+
+
+def addKeyedVertex(builder: DagBuilder, index: int, supplier: StandardProcessorSupplier) -> None:
+    """Add stage ``index``'s one vertex, each input distributed and partitioned by the stage's key."""
+    transform = builder.graph.transforms[index]
     vertex = builder.addVertex(transform.name, supplier, transform.localParallelism)
     builder.addEdges(index, vertex, lambda e: e.distributed().partitioned(transform.keyFn))
     builder.setExit(index, vertex)
-
-
-_LOWERINGS = {
-    SourceTransform: lowerSource,
-    MapTransform: lowerStateless,
-    FilterTransform: lowerStateless,
-    FlatMapTransform: lowerStateless,
-    FusedTransform: lowerStateless,
-    GroupTransform: lowerGroup,
-    AggregateTransform: lowerAggregate,
-    SinkTransform: lowerSink,
-    MergeTransform: lowerMerge,
-    DistinctTransform: lowerDistinct,
-    SortTransform: lowerSort,
-    HashJoinTransform: lowerHashJoin,
-    CustomTransform: lowerCustom,
-    ServiceTransform: lowerService,
-    MapStatefulTransform: lowerKeyedStep,
-    RollingAggregateTransform: lowerKeyedStep,
-}

@@ -1,75 +1,79 @@
-"""The planner: a pipeline becomes a Core DAG through pure phases run in order."""
+"""The planner: a pipeline becomes a frozen ``Plan`` through pure phases run in order.
 
-import re
+``plan(pipeline)`` runs, each result kept by name: ``makeNamesUnique`` and
+``rejectDanglingStages`` (the named graph), ``fuseStatelessChains`` (the fused graph, with
+``fusionReasons`` saying why links stayed apart), ``lowerToDag`` (the Core DAG, each vertex's
+role and why each aggregation has one vertex or two). To add a stage kind, see
+planner/lowering.py.
+"""
+
+import functools
+import types
+from collections.abc import Iterator, Mapping
 
 import attrs
-import toolz
 
 from sparkjet.coredag.model.dag import DAG
+from sparkjet.coredag.model.edge import Edge
+from sparkjet.coredag.model.vertex import Vertex
 from sparkjet.pipeline.naming import makeNamesUnique
 from sparkjet.pipeline.pipeline import Pipeline
 from sparkjet.pipeline.pipeline_graph import PipelineGraph
-from sparkjet.pipeline.transforms import Transform
 from sparkjet.planner.explain import explanation
-from sparkjet.planner.fusion import FusedTransform, fuseStatelessChains
+from sparkjet.planner.fusion import fuseStatelessChains, fusionReasons
 from sparkjet.planner.leakage import rejectDanglingStages
-from sparkjet.planner.lowering import lowerToDag
+from sparkjet.planner.lowering import NO_STAGE, VertexRole, lowerToDag
 
 PHASES = (makeNamesUnique, rejectDanglingStages, fuseStatelessChains, lowerToDag)
+"""The phases ``plan`` calls, in Jet's order."""
 
-_STEP_VERTEX = re.compile(r"(?P<stage>.+)-(?P<step>prepare|collect|joiner|collector\d+)")
-"""The names lowering gives the vertices of a stage's steps: ``count-prepare``, ``sort-collect``,
-``join-joiner``, ``join-collector1``."""
-
-
-@attrs.frozen
-class VertexRole:
-    """What a vertex runs: pipeline stages (several when fused; none for a vertex added by
-    hand), whole or one step of them (``prepare``, ``collect``, ``joiner``, ``collector1``)."""
-
-    stages: tuple[str, ...]
-    step: str | None = None
+_EMPTY_GRAPH = PipelineGraph((), ())
 
 
-def vertexRoles(fused: PipelineGraph, dag: DAG) -> dict[str, VertexRole]:
-    """Map each vertex of ``dag``, lowered from ``fused``, to what it runs: ``fused(a, b)``
-    runs the stages a and b, ``count-prepare`` the prepare step of ``count``."""
-    members = {transform.name: _memberNames(transform) for transform in fused.transforms}
-    return {vertex.name: _role(vertex.name, members) for vertex in dag}
+def _readOnly(roles: Mapping[str, VertexRole]) -> Mapping[str, VertexRole]:
+    return types.MappingProxyType(dict(roles))
 
 
-def _memberNames(transform: Transform) -> tuple[str, ...]:
-    stages = transform.stages if isinstance(transform, FusedTransform) else (transform,)
-    return tuple(stage.name for stage in stages)
+@attrs.frozen(eq=False, repr=False)
+class Plan:
+    """A planned job, as a value: the pipeline graph uniquely named (``named``) and fused
+    (``fused``), the Core DAG lowered from it (``dag``), each vertex's role as lowering recorded
+    it (``roles``, by vertex name) and the reason for every boundary (``reasons``). A DAG built
+    by hand is a plan of empty graphs whose vertices run no stage (``Plan.ofDag``).
 
+    The DAG's read-only methods are the plan's too: ``vertices()``, ``edges()``, ``getVertex``,
+    iteration in topological order, ``validate()``, ``toDotString()``."""
 
-def _role(vertexName: str, members: dict[str, tuple[str, ...]]) -> VertexRole:
-    if vertexName in members:
-        return VertexRole(members[vertexName])
-    step = _STEP_VERTEX.fullmatch(vertexName)
-    if step and step["stage"] in members:
-        return VertexRole(members[step["stage"]], step["step"])
-    return VertexRole(())
+    named: PipelineGraph
+    fused: PipelineGraph
+    dag: DAG
+    roles: Mapping[str, VertexRole] = attrs.field(converter=_readOnly)
+    reasons: tuple[str, ...] = ()
 
+    @classmethod
+    def ofDag(cls, dag: DAG) -> "Plan":
+        """Return the plan of a Core DAG built by hand: no stages, no reasons."""
+        return cls(_EMPTY_GRAPH, _EMPTY_GRAPH, dag, {})
 
-class PlannedDag(DAG):
-    """The Core DAG of a pipeline, which can also say why it looks as it does."""
+    def hasStages(self) -> bool:
+        """Return whether the plan came from a pipeline (a DAG built by hand has no stages)."""
+        return bool(self.named.transforms)
 
-    def __init__(self, dag: DAG, named: PipelineGraph, fused: PipelineGraph) -> None:
-        super().__init__()
-        for vertex in dag.vertices():
-            self.vertex(vertex)
-        for edge in dag.edges():
-            self.edge(edge)
-        self._named, self._fused = named, fused
+    def __repr__(self) -> str:
+        stages = f"{len(self.named.transforms)} stages, " if self.hasStages() else ""
+        return f"<Plan: {stages}{len(self.dag.vertices())} vertices, {len(self.dag.edges())} edges>"
 
     def pipelineGraph(self) -> PipelineGraph:
         """Return the pipeline's stages as planned: uniquely named, before fusion."""
-        return self._named
+        return self.named
+
+    def roleOf(self, vertexName: str) -> VertexRole:
+        """Return what vertex ``vertexName`` runs (no stage, if lowering did not make it)."""
+        return self.roles.get(vertexName, NO_STAGE)
 
     def vertexRoles(self) -> dict[str, VertexRole]:
-        """Return what each vertex runs: which stages, whole or which step of them."""
-        return vertexRoles(self._fused, self)
+        """Return what each vertex of the DAG runs: which stages, whole or which step of them."""
+        return {vertex.name: self.roleOf(vertex.name) for vertex in self.dag.vertices()}
 
     def stageVertices(self) -> dict[str, tuple[str, ...]]:
         """Return the vertices running each stage, stages in creation order:
@@ -77,16 +81,63 @@ class PlannedDag(DAG):
         roles = self.vertexRoles()
         return {
             transform.name: tuple(name for name, role in roles.items() if transform.name in role.stages)
-            for transform in self._named.transforms
+            for transform in self.named.transforms
         }
 
     def explain(self) -> str:
         """Return which stages each vertex runs, each edge's kind, and why each boundary exists."""
-        return explanation(self._named, self._fused, self, self.vertexRoles())
+        return explanation(self.dag, self.vertexRoles(), self.reasons)
+
+    def vertices(self) -> tuple[Vertex, ...]:
+        """Return the DAG's vertices in the order they were added."""
+        return self.dag.vertices()
+
+    def edges(self) -> tuple[Edge, ...]:
+        """Return the DAG's edges in the order they were added."""
+        return self.dag.edges()
+
+    def getVertex(self, name: str) -> Vertex:
+        """Return the DAG's vertex called ``name``."""
+        return self.dag.getVertex(name)
+
+    def getInboundEdges(self, name: str) -> list[Edge]:
+        """Return the DAG's edges arriving at vertex ``name``, by destination ordinal."""
+        return self.dag.getInboundEdges(name)
+
+    def getOutboundEdges(self, name: str) -> list[Edge]:
+        """Return the DAG's edges leaving vertex ``name``, by source ordinal."""
+        return self.dag.getOutboundEdges(name)
+
+    def __iter__(self) -> Iterator[Vertex]:
+        """Iterate the DAG's vertices in topological order."""
+        return iter(self.dag)
+
+    def validate(self) -> "Plan":
+        """Check the DAG as a whole (see DAG.validate); return this plan."""
+        self.dag.validate()
+        return self
+
+    def toDotString(self, *args, **kwargs) -> str:
+        """Return the DAG in Jet's DOT format (see DAG.toDotString)."""
+        return self.dag.toDotString(*args, **kwargs)
 
 
-def plan(pipeline: Pipeline) -> PlannedDag:
-    """Return the Core DAG that runs ``pipeline``; pure: no JVM starts."""
-    named = toolz.pipe(pipeline.graph(), *PHASES[:2])
-    fused = toolz.pipe(named, *PHASES[2:3])
-    return PlannedDag(toolz.pipe(fused, *PHASES[3:]), named, fused)
+def plan(pipeline: Pipeline) -> Plan:
+    """Return the plan that runs ``pipeline``; pure: no JVM starts."""
+    named = rejectDanglingStages(makeNamesUnique(pipeline.graph()))
+    fused = fuseStatelessChains(named)
+    lowered = lowerToDag(fused)
+    return Plan(named, fused, lowered.dag, lowered.roles, fusionReasons(named) + lowered.reasons)
+
+
+@functools.singledispatch
+def planOf(work: object) -> Plan:
+    """Return the plan of ``work``: a Plan as it is, a Pipeline planned, a Core DAG wrapped.
+    Entry points taking any of them call this once and pass the plan on."""
+    msg = f"Expected a Pipeline, a Core DAG or a Plan, got {type(work).__name__}: {work!r:.80}"
+    raise TypeError(msg)
+
+
+planOf.register(Plan, lambda work: work)
+planOf.register(Pipeline, plan)
+planOf.register(DAG, Plan.ofDag)

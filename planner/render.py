@@ -25,7 +25,7 @@ from sparkjet.coredag.model.edge import Edge, RoutingPolicy
 from sparkjet.coredag.model.metrics import JobMetrics
 from sparkjet.pipeline.pipeline import Pipeline
 from sparkjet.pipeline.pipeline_graph import PipelineGraph
-from sparkjet.planner.planning import PlannedDag, plan
+from sparkjet.planner.planning import Plan, planOf
 
 FONT = "Helvetica,Arial,sans-serif"
 
@@ -58,14 +58,19 @@ def pipelineToGraphviz(graph: PipelineGraph) -> graphviz.Digraph:
     return picture
 
 
-def planToGraphviz(work: Pipeline | DAG, metrics: JobMetrics | None = None) -> graphviz.Digraph:
+def planToGraphviz(work: Plan | Pipeline | DAG, metrics: JobMetrics | None = None) -> graphviz.Digraph:
+    """Return the picture of a plan (a Pipeline is planned, a DAG taken as built; see
+    planPicture)."""
+    return planPicture(planOf(work), metrics)
+
+
+def planPicture(planned: Plan, metrics: JobMetrics | None = None) -> graphviz.Digraph:
     """Return the picture of a plan, left to right: the pipeline's stages above the Core DAG
     running them, a dashed link from each stage to each of its vertices, each stage of several
     vertices in a cluster, ``metrics``' figures if given, and a legend. A DAG that was not
     planned from a pipeline is drawn alone, with the legend."""
-    dag = plan(work) if isinstance(work, Pipeline) else work
-    withStages = isinstance(dag, PlannedDag)
-    stageVertices = dag.stageVertices() if withStages else {}
+    withStages = planned.hasStages()
+    stageVertices = planned.stageVertices()
     picture = graphviz.Digraph(
         "Plan",
         graph_attr={"rankdir": "LR", "newrank": "true", "fontname": FONT},
@@ -74,10 +79,10 @@ def planToGraphviz(work: Pipeline | DAG, metrics: JobMetrics | None = None) -> g
     )
     picture.subgraph(legendToGraphviz(withStages, metrics))
     if withStages:
-        picture.subgraph(_cluster(pipelineToGraphviz(dag.pipelineGraph()), "pipeline", "Pipeline"))
+        picture.subgraph(_cluster(pipelineToGraphviz(planned.pipelineGraph()), "pipeline", "Pipeline"))
     groups = {stage: names for stage, names in stageVertices.items() if len(names) > 1} if withStages else None
-    picture.subgraph(_cluster(dagToGraphviz(dag, metrics, groups), "dag", "Core DAG"))
-    addRunsLinks(picture, stageVertices, vertexIds(dag))
+    picture.subgraph(_cluster(dagToGraphviz(planned.dag, metrics, groups), "dag", "Core DAG"))
+    addRunsLinks(picture, stageVertices, vertexIds(planned.dag))
     return picture
 
 
@@ -139,14 +144,14 @@ def legendToGraphviz(withStages: bool, metrics: JobMetrics | None) -> graphviz.D
     return legend
 
 
-def planSvg(work: Pipeline | DAG, metrics: JobMetrics | None = None) -> str:
+def planSvg(work: Plan | Pipeline | DAG, metrics: JobMetrics | None = None) -> str:
     """Return the SVG text of the plan's picture (see planToGraphviz); raises
     graphviz.ExecutableNotFound when graphviz's ``dot`` is not installed."""
     return planToGraphviz(work, metrics).pipe(format="svg", encoding="utf-8")
 
 
-def writePlanSvg(work: Pipeline | DAG, path: str, metrics: JobMetrics | None = None) -> tuple[str, str | None]:
-    """Draw the plan of a Pipeline (with its stages) or of a Core DAG into an SVG file,
+def writePlanSvg(work: Plan | Pipeline | DAG, path: str, metrics: JobMetrics | None = None) -> tuple[str, str | None]:
+    """Draw a plan, or the plan of a Pipeline (with its stages) or of a Core DAG, into an SVG file,
     annotated with a job's ``metrics`` if given; without ``dot``, write the DOT text instead.
 
     Returns the path written and, when it is DOT text, a note saying how to get the SVG."""

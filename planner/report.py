@@ -9,7 +9,7 @@ import graphviz
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import EdgeMetrics, JobMetrics, VertexMetrics
 from sparkjet.pipeline.pipeline import Pipeline
-from sparkjet.planner.planning import PlannedDag, plan
+from sparkjet.planner.planning import Plan, planOf
 from sparkjet.planner.render import planSvg
 
 STYLE = """
@@ -55,8 +55,10 @@ SCRIPT_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
 which would end it early or make ``</script>`` not end it."""
 
 
-def reportHtml(work: Pipeline | DAG, metrics: JobMetrics) -> str:
-    """Return the report of a finished job as one HTML page that needs no other file."""
+def reportHtml(work: Plan | Pipeline | DAG, metrics: JobMetrics) -> str:
+    """Return the report of a finished job as one HTML page that needs no other file (a
+    Pipeline is planned, a DAG taken as built)."""
+    planned = planOf(work)
     title = html.escape(f"sparkjet job '{metrics.jobName}'")
     return "\n".join([
         "<!DOCTYPE html>",
@@ -65,9 +67,9 @@ def reportHtml(work: Pipeline | DAG, metrics: JobMetrics) -> str:
         "<body>",
         f'<h1 id="title">{title}</h1>',
         f'<p id="job-time">The job ran in <span class="seconds">{metrics.seconds:.2f}</span> s.</p>',
-        _drawingSection(work, metrics),
+        _drawingSection(planned, metrics),
         _figuresSection(metrics),
-        _planTextSection(work),
+        _planTextSection(planned),
         f'<script type="application/json" id="plan-graph">{_planGraphJson(metrics)}</script>',
         f"<script>{CHECK_SCRIPT}</script>",
         "</body>",
@@ -75,16 +77,16 @@ def reportHtml(work: Pipeline | DAG, metrics: JobMetrics) -> str:
     ])
 
 
-def writeReport(work: Pipeline | DAG, path: str, metrics: JobMetrics) -> str:
+def writeReport(work: Plan | Pipeline | DAG, path: str, metrics: JobMetrics) -> str:
     """Write the report of a finished job into ``path`` (see reportHtml); return the path."""
     with open(path, "w", encoding="utf-8") as file:
         file.write(reportHtml(work, metrics))
     return path
 
 
-def _drawingSection(work: Pipeline | DAG, metrics: JobMetrics) -> str:
+def _drawingSection(planned: Plan, metrics: JobMetrics) -> str:
     try:
-        svg = planSvg(work, metrics)
+        svg = planSvg(planned, metrics)
         drawing = svg[svg.index("<svg"):]
     except graphviz.ExecutableNotFound:
         drawing = (
@@ -158,12 +160,11 @@ def _number(kind: str, count: int) -> str:
     return f'<td class="{kind} number">{count:,}</td>'
 
 
-def _planTextSection(work: Pipeline | DAG) -> str:
-    planned = plan(work) if isinstance(work, Pipeline) else work
-    if isinstance(planned, PlannedDag):
+def _planTextSection(planned: Plan) -> str:
+    if planned.hasStages():
         heading, text = "How the planner built the Core DAG", planned.explain()
     else:
-        heading, text = "The Core DAG in Jet's DOT format", work.toDotString()
+        heading, text = "The Core DAG in Jet's DOT format", planned.toDotString()
     return "\n".join([
         '<section id="planner">',
         f"<h2>{heading}</h2>",

@@ -1,7 +1,11 @@
-"""peek(): logging the items a stage emits, on the worker, without adding a vertex."""
+"""peek(): logging the items a stage emits, on the worker, without adding a vertex.
+
+One mechanism logs: an ``ItemLogger`` run as the PEEK step of a stateless chain. A peeked map,
+filter or flat-map gets that step in its own chain (see the planner's lowering); any other
+vertex is wrapped here so that its output goes through the same step."""
 
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 
 import attrs
 
@@ -15,6 +19,7 @@ from sparkjet.coredag.api.processor import (
 )
 from sparkjet.coredag.api.standard import BatchFunction, StandardProcessorSupplier
 from sparkjet.coredag.processors.sinks import workerLogger
+from sparkjet.coredag.processors.stateless import StatelessChainP, StatelessStep, StepKind
 
 
 @attrs.frozen
@@ -35,12 +40,9 @@ class ItemLogger:
         """Return the worker-side logger of the peeked stage."""
         return workerLogger(logging.getLogger(f"sparkjet.peek.{self.stageName}"))
 
-    def logEach(self, batches: Iterable[list]) -> Iterator[list]:
-        """Log every item of every batch; yield the batches unchanged."""
-        for batch in batches:
-            for item in batch:
-                self(item)
-            yield batch
+    def step(self) -> StatelessStep:
+        """Return the PEEK step that logs with this logger, errors naming the peeked stage."""
+        return StatelessStep(StepKind.PEEK, self, self.stageName)
 
 
 def peeking(supplier: Callable, logger: ItemLogger) -> Callable:
@@ -76,9 +78,10 @@ class PeekingP(StandardProcessorSupplier):
         return attrs.evolve(self, inner=self.inner.sparkRowsSupplier())
 
     def batchFunction(self, context: ProcessorContext) -> BatchFunction:
-        """Return the inner fast path followed by logging."""
+        """Return the inner fast path followed by the PEEK step."""
         inner = self.inner.batchFunction(context)
-        return lambda batches: self.logger.logEach(inner(batches))
+        peek = StatelessChainP((self.logger.step(),))
+        return lambda batches: peek.overBatches(None, inner(batches))
 
     def preflight(self) -> "PeekingP":
         """Preflight the wrapped supplier."""

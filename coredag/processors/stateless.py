@@ -13,32 +13,6 @@ from sparkjet.coredag.api.standard import BatchFunction, StandardProcessorSuppli
 from sparkjet.coredag.errors import UserFunctionError, shorten
 
 
-class StepKind(enum.Enum):
-    """What a stateless stage does with its function's result."""
-
-    MAP = "map"
-    FILTER = "filter"
-    FLAT_MAP = "flat-map"
-    PEEK = "peek"
-
-
-@attrs.frozen
-class StatelessStep:
-    """One user stage: its kind, its function and the name errors report."""
-
-    kind: StepKind
-    fn: Callable
-    stageName: str
-
-    def over(self, items: Iterable) -> Iterator:
-        """Apply the stage to a stream of items; a map returning None drops the item."""
-        return _STEP_LOOPS[self.kind](self.fn, self.stageName, items)
-
-    def composed(self, items: Iterator) -> Iterator:
-        """Apply the stage with C-level iterators only; errors do not name the stage."""
-        return _C_LEVEL[self.kind](self.fn, items)
-
-
 def _failure(stageName: str, item: object, cause: Exception) -> UserFunctionError:
     return UserFunctionError(stageName, shorten(item), cause)
 
@@ -79,21 +53,56 @@ def _peekLoop(fn: Callable, stageName: str, items: Iterable) -> Iterator:
             raise _failure(stageName, item, cause) from cause
 
 
-_STEP_LOOPS = {
-    StepKind.MAP: _mapLoop,
-    StepKind.FILTER: _filterLoop,
-    StepKind.FLAT_MAP: _flatMapLoop,
-    StepKind.PEEK: _peekLoop,
-}
-
 _isNotNone = functools.partial(operator.is_not, None)
 
-_C_LEVEL = {
-    StepKind.MAP: lambda fn, items: filter(_isNotNone, map(fn, items)),
-    StepKind.FILTER: filter,
-    StepKind.FLAT_MAP: lambda fn, items: itertools.chain.from_iterable(map(fn, items)),
-    StepKind.PEEK: map,
-}
+
+def _mapComposed(fn: Callable, items: Iterator) -> Iterator:
+    return filter(_isNotNone, map(fn, items))
+
+
+def _flatMapComposed(fn: Callable, items: Iterator) -> Iterator:
+    return itertools.chain.from_iterable(map(fn, items))
+
+
+@attrs.frozen
+class StepLoops:
+    """How one kind of step runs: ``loop(fn, stageName, items)`` names the stage in errors,
+    ``composed(fn, items)`` uses C-level iterators only."""
+
+    label: str
+    loop: Callable[[Callable, str, Iterable], Iterator]
+    composed: Callable[[Callable, Iterator], Iterator]
+
+
+class StepKind(enum.Enum):
+    """What a stateless stage does with its function's result; each kind carries its loops, so
+    a new kind is one member here (and its stage's ``stepKind``)."""
+
+    MAP = StepLoops("map", _mapLoop, _mapComposed)
+    FILTER = StepLoops("filter", _filterLoop, filter)
+    FLAT_MAP = StepLoops("flat-map", _flatMapLoop, _flatMapComposed)
+    PEEK = StepLoops("peek", _peekLoop, map)
+
+    def __reduce_ex__(self, protocol: int) -> tuple:
+        """Pickle by name: a worker finds the same member, loops and all."""
+        return getattr, (StepKind, self.name)
+
+
+@attrs.frozen
+class StatelessStep:
+    """One user stage: its kind, its function and the name errors report."""
+
+    kind: StepKind
+    fn: Callable
+    stageName: str
+
+    def over(self, items: Iterable) -> Iterator:
+        """Apply the stage to a stream of items; a map returning None drops the item."""
+        return self.kind.value.loop(self.fn, self.stageName, items)
+
+    def composed(self, items: Iterator) -> Iterator:
+        """Apply the stage with C-level iterators only; errors do not name the stage."""
+        return self.kind.value.composed(self.fn, items)
 
 
 @attrs.frozen

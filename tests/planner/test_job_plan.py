@@ -4,7 +4,7 @@ changing the pipeline afterwards changes nothing about the job, its picture or i
 import pytest
 
 from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
-from sparkjet.planner.planning import PlannedDag
+from sparkjet.planner.planning import Plan
 
 pytestmark = pytest.mark.spark
 
@@ -16,7 +16,7 @@ def test_extending_the_pipeline_after_submission_changes_nothing_about_the_job(j
     job = jet.newJob(p)
     words.filter(lambda word: word != "or").writeTo(Sinks.list("later"))
     job.join()
-    assert isinstance(job.plan, PlannedDag)
+    assert isinstance(job.plan, Plan)
     assert [vertex.name for vertex in job.plan.vertices()] == [
         "items", "group-and-aggregate-prepare", "group-and-aggregate", "listSink(counts)"
     ]

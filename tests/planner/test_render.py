@@ -12,6 +12,7 @@ import attrs
 import graphviz
 import pytest
 
+from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.dot import edgeCaption
 from sparkjet.coredag.model.metrics import EdgeMetrics, JobMetrics, StageMetrics, VertexMetrics
 from sparkjet.pipeline import AggregateOperations, JoinClause, Pipeline, Sinks, Sources, wholeItem
@@ -154,8 +155,14 @@ def test_without_fusion_each_stateless_stage_has_its_own_vertex():
 
 
 def test_a_vertex_added_to_a_plan_by_hand_runs_no_stage():
-    dag = plan(wordCount())
-    dag.newVertex("by hand", print)
+    planned = plan(wordCount())
+    extended = DAG()
+    for vertex in planned.vertices():
+        extended.vertex(vertex)
+    for edge in planned.edges():
+        extended.edge(edge)
+    extended.newVertex("by hand", print)
+    dag = attrs.evolve(planned, dag=extended)
     assert dag.vertexRoles()["by hand"].stages == ()
     assert "  by hand (parallelism default)\n    runs no stage of the pipeline" in dag.explain()
     assert dag.stageVertices() == WORD_COUNT_VERTICES
