@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from sparkjet.coredag.api.standard import preflightDag
-from sparkjet.coredag.errors import DagError, Interrupted, JobError, SessionError
+from sparkjet.coredag.errors import Interrupted, JobError, SessionError, SparkjetError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics
 from sparkjet.pipeline.pipeline import Pipeline
@@ -21,6 +21,7 @@ from sparkjet.planner.planning import Plan, planOf
 
 if TYPE_CHECKING:  # sparkjet.coredag.runtime.execution imports pyspark, which planning never needs
     from sparkjet.coredag.runtime.execution import JobControl
+    from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
 
 
 MASTER_VARIABLE = "SPARKJET_MASTER"
@@ -90,7 +91,7 @@ class Job:
         once the job has removed its output, raises Interrupted."""
         try:
             return self._awaited()
-        except (JobError, DagError) as error:
+        except SparkjetError as error:
             raise error.with_traceback(None)
         except KeyboardInterrupt:
             self.cancel()
@@ -188,26 +189,29 @@ class Jet:
         return job
 
     def _start(self, jobName: str, planned: Plan) -> Job:
-        """Check the inputs and outputs of ``planned`` and start running it in a thread."""
-        from sparkjet.coredag.runtime.execution import JobControl
+        """Check the inputs and outputs of ``planned``, fix its physical plan on the session and
+        start running it in a thread."""
+        from sparkjet.coredag.runtime.execution import JobControl, physicalPlanOn
 
         dag = preflightDag(planned.dag)
         interruptCancelsJobs.install()
         spark = self.spark()
+        planned = attrs.evolve(planned, physical=physicalPlanOn(spark, dag))
         control = JobControl(jobName)
         self._register(jobName, control)
         try:
-            return Job(jobName, planned, self._executor.submit(self._run, spark, dag, jobName, control), control)
+            running = self._executor.submit(self._run, spark, dag, planned.physical, jobName, control)
+            return Job(jobName, planned, running, control)
         except BaseException:
             self._unregister(jobName, control)
             raise
 
-    def _run(self, spark, dag: DAG, jobName: str, control: "JobControl") -> JobMetrics:
-        """Run ``dag`` on ``spark``; keep the lists and DataFrames its sinks made."""
+    def _run(self, spark, dag: DAG, physical: "PhysicalPlan", jobName: str, control: "JobControl") -> JobMetrics:
+        """Run ``dag`` on ``spark`` as ``physical`` says; keep the lists and DataFrames its sinks made."""
         from sparkjet.coredag.runtime.execution import executeDag
 
         try:
-            outcome = executeDag(spark, dag, jobName, control)
+            outcome = executeDag(spark, dag, jobName, control, physical)
             with self._lock:
                 for listName, items in outcome.lists.items():
                     self._lists.setdefault(listName, []).extend(items)

@@ -4,10 +4,13 @@
 ``rejectDanglingStages`` (the named graph), ``fuseStatelessChains`` (the fused graph, with
 ``fusionReasons`` saying why links stayed apart), ``lowerToDag`` (the Core DAG, each vertex's
 role and why each aggregation has one vertex or two). To add a stage kind, see
-planner/lowering.py.
+planner/lowering.py. A job's plan also holds its physical plan (``physical``: each vertex's real
+parallelism and loop, each edge kept in the task, coalesced or shuffled), fixed when the job
+starts on a session; before that, ``physicalPlan()`` assumes the parallelism ``local[*]`` gives.
 """
 
 import functools
+import os
 import types
 from collections.abc import Iterator, Mapping
 
@@ -16,6 +19,7 @@ import attrs
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.edge import Edge
 from sparkjet.coredag.model.vertex import Vertex
+from sparkjet.coredag.runtime.physical_plan import PhysicalPlan, measureInputBytes, physicalPlan
 from sparkjet.pipeline.naming import makeNamesUnique
 from sparkjet.pipeline.pipeline import Pipeline
 from sparkjet.pipeline.pipeline_graph import PipelineGraph
@@ -38,8 +42,9 @@ def _readOnly(roles: Mapping[str, VertexRole]) -> Mapping[str, VertexRole]:
 class Plan:
     """A planned job, as a value: the pipeline graph uniquely named (``named``) and fused
     (``fused``), the Core DAG lowered from it (``dag``), each vertex's role as lowering recorded
-    it (``roles``, by vertex name) and the reason for every boundary (``reasons``). A DAG built
-    by hand is a plan of empty graphs whose vertices run no stage (``Plan.ofDag``).
+    it (``roles``, by vertex name), the reason for every boundary (``reasons``) and, once a job
+    runs it, the physical plan it runs (``physical``). A DAG built by hand is a plan of empty
+    graphs whose vertices run no stage (``Plan.ofDag``).
 
     The DAG's read-only methods are the plan's too: ``vertices()``, ``edges()``, ``getVertex``,
     iteration in topological order, ``validate()``, ``toDotString()``."""
@@ -49,6 +54,7 @@ class Plan:
     dag: DAG
     roles: Mapping[str, VertexRole] = attrs.field(converter=_readOnly)
     reasons: tuple[str, ...] = ()
+    physical: PhysicalPlan | None = None
 
     @classmethod
     def ofDag(cls, dag: DAG) -> "Plan":
@@ -84,9 +90,23 @@ class Plan:
             for transform in self.named.transforms
         }
 
-    def explain(self) -> str:
-        """Return which stages each vertex runs, each edge's kind, and why each boundary exists."""
-        return explanation(self.dag, self.vertexRoles(), self.reasons)
+    def physicalPlan(self, defaultParallelism: int | None = None) -> PhysicalPlan:
+        """Return the physical plan the job runs (``physical``); before a job fixed it on its
+        session, the one a session of ``defaultParallelism`` would run (by default what
+        ``local[*]`` gives on this machine: a parallelism of its CPU count)."""
+        if self.physical is not None:
+            return self.physical
+        assumed = defaultParallelism or os.cpu_count() or 1
+        return physicalPlan(self.dag, assumed, measureInputBytes(self.dag))
+
+    def explain(self, defaultParallelism: int | None = None) -> str:
+        """Return which stages each vertex runs, each edge's kind, why each boundary exists,
+        and the physical plan (see physicalPlan): how each vertex and edge runs on Spark."""
+        logical = explanation(self.dag, self.vertexRoles(), self.reasons)
+        physical = self.physicalPlan(defaultParallelism).lines()
+        if self.physical is None:
+            physical.insert(1, f"  (assumed, as no job runs this plan yet: a session of default parallelism {physical[0].split()[4]}, input files not listed)")
+        return logical + "\n\n" + "\n".join(physical)
 
     def vertices(self) -> tuple[Vertex, ...]:
         """Return the DAG's vertices in the order they were added."""

@@ -22,6 +22,7 @@ from sparkjet.coredag.model.dot import (
     writeSvg,
 )
 from sparkjet.coredag.model.edge import Edge, RoutingPolicy
+from sparkjet.coredag.model.exchange import Exchange
 from sparkjet.coredag.model.metrics import JobMetrics
 from sparkjet.pipeline.pipeline import Pipeline
 from sparkjet.pipeline.pipeline_graph import PipelineGraph
@@ -81,7 +82,8 @@ def planPicture(planned: Plan, metrics: JobMetrics | None = None) -> graphviz.Di
     if withStages:
         picture.subgraph(_cluster(pipelineToGraphviz(planned.pipelineGraph()), "pipeline", "Pipeline"))
     groups = {stage: names for stage, names in stageVertices.items() if len(names) > 1} if withStages else None
-    picture.subgraph(_cluster(dagToGraphviz(planned.dag, metrics, groups), "dag", "Core DAG"))
+    exchanges = planned.physicalPlan().exchanges()
+    picture.subgraph(_cluster(dagToGraphviz(planned.dag, metrics, groups, exchanges=exchanges), "dag", "Core DAG"))
     addRunsLinks(picture, stageVertices, vertexIds(planned.dag))
     return picture
 
@@ -114,6 +116,8 @@ def legendRows(withStages: bool, metrics: JobMetrics | None) -> list[list[tuple[
         ("distributed: circle at the tail", edgeDrawing(_SAMPLE.distributed())),
         ("local", edgeDrawing(_SAMPLE)),
         ("with a priority", edgeDrawing(_SAMPLE.priority(1))),
+        ("shuffle: bold", edgeDrawing(_SAMPLE, Exchange.SHUFFLED)),
+        ("in task or coalesced: dashed", edgeDrawing(_SAMPLE, Exchange.NARROW)),
     ]
     if withStages:
         kinds.append(("stage to a vertex running it", RUNS_DRAWING))

@@ -7,6 +7,7 @@ import graphviz
 
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.edge import Edge, RoutingPolicy
+from sparkjet.coredag.model.exchange import Exchange
 from sparkjet.coredag.model.metrics import EdgeMetrics, JobMetrics, VertexMetrics, counted
 from sparkjet.coredag.model.vertex import LOCAL_PARALLELISM_USE_DEFAULT, Vertex
 
@@ -25,6 +26,10 @@ ROUTING_DRAWING = {
 """The colour (Okabe and Ito's, which colour-blind readers tell apart) and the arrowhead of
 each routing policy."""
 
+EXCHANGE_STYLE = {Exchange.SHUFFLED: "bold", Exchange.COALESCED: "dashed", Exchange.NARROW: "dashed"}
+"""The line of an edge by how it runs: bold where its items cross a shuffle, dashed where they
+stay in their Spark task (a priority's dots win over the dashes)."""
+
 
 def jetEdgeLabel(edge: Edge) -> str:
     """Return the label Jet's DOT output gives an edge, such as ``distributed-partitioned``."""
@@ -42,7 +47,10 @@ def jetEdgeLabel(edge: Edge) -> str:
 
 
 def isPrepareToCombine(edge: Edge) -> bool:
-    """Tell whether ``edge`` joins a prepare vertex to its combine vertex (``x-prepare -> x``)."""
+    """Tell whether ``edge`` joins a prepare vertex to its combine vertex (``x-prepare -> x``).
+
+    By name, as Jet's own ``DAG.toDotString`` tells it: a Core DAG carries no roles. Pictures of
+    a planned pipeline group vertices by the roles lowering recorded instead."""
     return edge.sourceName == edge.destName + PREPARE_SUFFIX
 
 
@@ -98,15 +106,19 @@ def edgeCaption(edge: Edge) -> str:
     return " ".join(words)
 
 
-def edgeDrawing(edge: Edge) -> dict[str, str]:
+def edgeDrawing(edge: Edge, exchange: Exchange | None = None) -> dict[str, str]:
     """Return how ``edge`` is drawn: colour and arrowhead by routing; a circle at the tail when
-    it is distributed; dotted when it has a priority."""
+    it is distributed; dotted when it has a priority; given its ``exchange``, bold when
+    shuffled, else dashed (see EXCHANGE_STYLE)."""
     colour, arrowhead = ROUTING_DRAWING[edge.routing]
+    styles = ["dotted"] if edge.priorityNumber else []
+    if exchange is not None and not (styles and EXCHANGE_STYLE[exchange] == "dashed"):
+        styles.append(EXCHANGE_STYLE[exchange])
     drawing = {
         "color": colour,
         "fontcolor": colour,
         "arrowhead": arrowhead,
-        "style": "dotted" if edge.priorityNumber else "solid",
+        "style": ",".join(styles) or "solid",
     }
     if edge.isDistributed:
         drawing.update(dir="both", arrowtail="odot")
@@ -167,12 +179,13 @@ def flowLine(figures: VertexMetrics, hasInput: bool, hasOutput: bool) -> str:
     return f"{figures.itemsIn:,} in -> {figures.itemsOut:,} out{itemChange(figures.itemsIn, figures.itemsOut)}"
 
 
-def edgeLines(edge: Edge, figures: EdgeMetrics | None) -> list[str]:
-    """Return the lines describing an edge: its kind and, after a run, its items and the bytes
-    it shuffled."""
+def edgeLines(edge: Edge, figures: EdgeMetrics | None, exchange: Exchange | None = None) -> list[str]:
+    """Return the lines describing an edge: its kind, how it runs (``shuffle``, ``in task``,
+    ``coalesced``) if known and, after a run, its items and the bytes it shuffled."""
+    lines = [edgeCaption(edge)] + ([exchange.value] if exchange is not None else [])
     if figures is None:
-        return [edgeCaption(edge)]
-    lines = [edgeCaption(edge), counted(figures.items, "item")]
+        return lines
+    lines.append(counted(figures.items, "item"))
     if figures.shuffleBytes is not None:
         lines.append(f"{figures.shuffleBytes:,} bytes shuffled")
     return lines
@@ -198,10 +211,13 @@ def dagToGraphviz(
     metrics: JobMetrics | None = None,
     groups: Mapping[str, tuple[str, ...]] | None = None,
     defaultParallelism: int | None = None,
+    exchanges: Mapping[tuple[str, str], Exchange] | None = None,
 ) -> graphviz.Digraph:
     """Return a left-to-right picture of ``dag``: vertices with their parallelism, edges by kind
     (see edgeDrawing), each group of vertices (by default each prepare and combine pair) in a
-    cluster labelled by its key; given a job's ``metrics``, its figures, edge widths by items."""
+    cluster labelled by its key; given a job's ``metrics``, its figures, edge widths by items;
+    given the ``exchanges`` of its edges by ``(source, destination)`` names (a physical plan's
+    ``exchanges()``), shuffled edges bold and labelled ``shuffle``, the others dashed."""
     graph = graphviz.Digraph(
         "DAG", graph_attr={"rankdir": "LR"}, node_attr={"shape": "box", "style": "rounded"}
     )
@@ -221,7 +237,7 @@ def dagToGraphviz(
         )
     for cluster, _ in clusters:
         graph.subgraph(cluster)
-    addEdges(graph, ids, dag, metrics)
+    addEdges(graph, ids, dag, metrics, exchanges)
     return graph
 
 
@@ -247,19 +263,26 @@ def groupClusters(groups: Mapping[str, tuple[str, ...]]) -> list[tuple[graphviz.
     ]
 
 
-def addEdges(graph: graphviz.Digraph, ids: Mapping[str, str], dag: DAG, metrics: JobMetrics | None) -> None:
+def addEdges(
+    graph: graphviz.Digraph,
+    ids: Mapping[str, str],
+    dag: DAG,
+    metrics: JobMetrics | None,
+    exchanges: Mapping[tuple[str, str], Exchange] | None = None,
+) -> None:
     """Draw each edge of ``dag`` into ``graph``, ``edge-0``, ``edge-1``, ... in DAG order."""
     figures = [metrics.edge(e.sourceName, e.destName) if metrics is not None else None for e in dag.edges()]
     mostItems = max((f.items for f in figures if f is not None), default=0)
     for number, (edge, edgeFigures) in enumerate(zip(dag.edges(), figures)):
-        caption = edgeLines(edge, edgeFigures)
+        exchange = (exchanges or {}).get((edge.sourceName, edge.destName))
+        caption = edgeLines(edge, edgeFigures, exchange)
         graph.edge(
             ids[edge.sourceName],
             ids[edge.destName],
             labelText(caption),
             tooltip=tooltipText([f"{edge.sourceName} -> {edge.destName}", *caption]),
             penwidth=edgeWidth(edgeFigures.items, mostItems) if edgeFigures else "1",
-            **edgeDrawing(edge),
+            **edgeDrawing(edge, exchange),
             **{"id": f"edge-{number}", "class": "dag-edge"},
         )
 

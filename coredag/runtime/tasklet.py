@@ -6,10 +6,11 @@ from collections.abc import Callable, Iterable, Iterator
 import attrs
 
 from sparkjet.coredag.api.processor import Inbox, Outbox, Processor, ProcessorContext, callIdleHook
-from sparkjet.coredag.api.standard import StandardProcessorSupplier, batched
-from sparkjet.coredag.errors import DagError, JobError, UserFunctionError, shorten
+from sparkjet.coredag.api.standard import batched
+from sparkjet.coredag.errors import ProcessorContractError, SparkjetError, UserFunctionError, shorten
 from sparkjet.coredag.model.edge import Ordering
 from sparkjet.coredag.model.metrics import TaskMetrics
+from sparkjet.coredag.runtime.physical_plan import Loop
 
 MAX_CALLS_WITHOUT_PROGRESS = 100_000
 
@@ -19,7 +20,8 @@ class TaskletSpec:
     """What a Spark task needs to run a vertex's processor: the vertex and its edges' shape.
 
     ``inboundOrdinals`` lists the inbound edges in the order they are consumed (ascending
-    priority) and ``inboundPriorities`` their priorities (all 0 when empty).
+    priority) and ``inboundPriorities`` their priorities (all 0 when empty). ``loop`` is the
+    physical plan's: the standard fast path (a standard supplier's) or the cooperative loop.
     """
 
     vertexName: str
@@ -32,6 +34,7 @@ class TaskletSpec:
     jobName: str = ""
     inboundPriorities: tuple[int, ...] = ()
     inboundOrdering: Ordering | None = None
+    loop: Loop = Loop.COOPERATIVE
 
     def context(self, index: int, metrics: TaskMetrics | None = None) -> ProcessorContext:
         """Return the context of processor ``index``, counting into ``metrics`` if given."""
@@ -44,13 +47,8 @@ class TaskletSpec:
         )
 
     def usesFastPath(self) -> bool:
-        """Return whether the vertex runs as one loop: a standard supplier with simple edges."""
-        supplier = self.processorSupplier
-        return (
-            isinstance(supplier, StandardProcessorSupplier)
-            and (len(self.inboundOrdinals) <= 1 or supplier.takesOrdinalPairs)
-            and self.bucketCount <= 1
-        )
+        """Return whether the vertex runs as one loop, as its physical plan says."""
+        return self.loop is Loop.STANDARD
 
     def priorityGroups(self) -> list[tuple[int, ...]]:
         """Return the inbound ordinals grouped by equal priority, lowest number first."""
@@ -173,7 +171,7 @@ class _CooperativeLoop:
     def _guarded(self, call: Callable, failingItem: Callable[[], object]):
         try:
             return call()
-        except (JobError, DagError):
+        except SparkjetError:
             raise
         except Exception as cause:
             item = failingItem()
@@ -187,7 +185,7 @@ class _CooperativeLoop:
 
     def _checkProgress(self, idleCalls: int, what: str) -> None:
         if idleCalls > MAX_CALLS_WITHOUT_PROGRESS:
-            raise DagError(
+            raise ProcessorContractError(
                 f"The processor of vertex '{self._vertexName}' made no progress in "
                 f"{MAX_CALLS_WITHOUT_PROGRESS} calls of {what}: it must remove items from "
                 "its inbox or emit to its outbox"

@@ -5,12 +5,13 @@ import re
 
 import cloudpickle
 
-from sparkjet.coredag.errors import DagError, JobError, UserFunctionError
+from sparkjet.coredag.errors import SparkjetError, UserFunctionError
 
 _PAYLOAD = re.compile(r"\[sparkjet-error ([A-Za-z0-9+/=]+)\]")
 _PYTHON_ERROR_LINE = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception)): (.*)$", re.MULTILINE)
 
-TRANSPORTED = (JobError, DagError)
+TRANSPORTED = (SparkjetError,)
+"""The errors a worker carries back as themselves: sparkjet's own, of every kind."""
 
 
 class TransportedError(Exception):

@@ -4,7 +4,15 @@ from collections import Counter
 
 import pytest
 
-from sparkjet.coredag import DAG, AbstractProcessor, DagError, Edge, Partitioner, UserFunctionError
+from sparkjet.coredag import (
+    DAG,
+    AbstractProcessor,
+    DagError,
+    Edge,
+    Partitioner,
+    ProcessorContractError,
+    UserFunctionError,
+)
 from sparkjet.coredag.processors.sinks import ListSinkP
 from sparkjet.coredag.processors.sources import ItemsP
 from sparkjet.planner import Jet
@@ -281,3 +289,20 @@ def test_a_list_sink_of_parallelism_one_leaves_each_upstream_processor_its_own_t
     sink = dag.newVertex("sink", ListSinkP("received"), 1)
     dag.edge(Edge.between(source, tagger).isolated()).edge(Edge.between(tagger, sink))
     assert sorted(set(received(jet, dag))) == [(0, 0), (1, 1), (2, 2)]
+
+
+class EmitsToAMissingEdge(AbstractProcessor):
+    """Emits to ordinal 3, though its vertex has one outbound edge."""
+
+    def tryProcess(self, ordinal=None, item=None) -> bool:
+        return ordinal is None or self.tryEmit(item, 3)
+
+
+def test_a_processor_breaking_the_outbox_contract_on_spark_fails_the_job_with_that_error(jet):
+    dag = DAG()
+    source = dag.newVertex("source", ItemsP((1, 2)), 1)
+    breaking = dag.newVertex("breaking", EmitsToAMissingEdge, 1)
+    sink = dag.newVertex("sink", ListSinkP("received"), 1)
+    dag.edge(Edge.between(source, breaking)).edge(Edge.between(breaking, sink))
+    with pytest.raises(ProcessorContractError, match=r"^Outbox has no bucket at ordinal 3: the vertex has 1 outbound edge\(s\)$"):
+        jet.newJob(dag).join()

@@ -116,7 +116,7 @@ class RefusedWrite:
 
 
 def test_a_write_the_file_system_refuses_names_the_directory_and_the_cause(tmp_path):
-    from sparkjet.coredag.runtime.execution import _saveAsTextFiles
+    from sparkjet.coredag.runtime.terminal_outputs import saveAsTextFiles as _saveAsTextFiles
 
     output = LocalOutputDirectory(str(tmp_path / "out"), "Sinks.files")
     refusal = "An error occurred while calling o62.saveAsTextFile.\njava.nio.file.AccessDeniedException: {path}/_temporary: Permission denied"
@@ -131,7 +131,7 @@ def test_a_write_the_file_system_refuses_names_the_directory_and_the_cause(tmp_p
 
 
 def test_a_failure_that_does_not_name_the_directory_is_left_as_it_is(tmp_path):
-    from sparkjet.coredag.runtime.execution import _saveAsTextFiles
+    from sparkjet.coredag.runtime.terminal_outputs import saveAsTextFiles as _saveAsTextFiles
 
     output = LocalOutputDirectory(str(tmp_path / "out"), "Sinks.files")
     with pytest.raises(RuntimeError, match="^Job aborted due to stage failure"):

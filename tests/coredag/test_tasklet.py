@@ -2,9 +2,10 @@
 
 from collections import Counter
 
+import attrs
 import pytest
 
-from sparkjet.coredag import AbstractProcessor, AggregateOperation, DagError, Processor, UserFunctionError
+from sparkjet.coredag import AbstractProcessor, AggregateOperation, Processor, ProcessorContractError, UserFunctionError
 from sparkjet.coredag.processors.aggregation import (
     AccumulateByKeyP,
     AccumulateP,
@@ -17,6 +18,7 @@ from sparkjet.coredag.processors.sinks import FilesSinkP, ListSinkP
 from sparkjet.coredag.processors.sources import ItemsP, ReadFilesP
 from sparkjet.coredag.processors.stateless import StatelessChainP, StatelessStep, StepKind
 from sparkjet.coredag.runtime import tasklet
+from sparkjet.coredag.runtime.physical_plan import Loop
 from sparkjet.coredag.runtime.tasklet import TaskletSpec, runCooperatively, runPartition
 
 
@@ -44,10 +46,11 @@ def test_custom_processor_output_with_capacity_one_and_queue_size_one():
     assert output == [i * 2 for i in range(10)]
 
 
-def test_custom_processor_never_takes_the_fast_path():
-    assert not spec(Doubler).usesFastPath()
-    assert spec(AggregateP(AggregateOperation(int, max), "max")).usesFastPath()
-    assert not spec(AggregateP(AggregateOperation(int, max), "max"), inbound=(0, 1)).usesFastPath()
+def test_the_spec_runs_the_loop_its_physical_plan_chose():
+    """Which loop a vertex runs is decided by the physical plan (see test_physical_plan.py)."""
+    supplier = AggregateP(AggregateOperation(int, max), "max")
+    assert not spec(supplier).usesFastPath()
+    assert attrs.evolve(spec(supplier), loop=Loop.STANDARD).usesFastPath()
 
 
 class Tracking(AbstractProcessor):
@@ -188,7 +191,7 @@ def test_processor_that_never_consumes_nor_emits_is_stopped(monkeypatch):
         def tryProcess0(self, item):
             return False
 
-    with pytest.raises(DagError) as raised:
+    with pytest.raises(ProcessorContractError) as raised:
         list(runPartition(spec(Stuck), 0, iter([1])))
     assert str(raised.value) == (
         "The processor of vertex 'v' made no progress in 10 calls of process(): "
@@ -203,7 +206,7 @@ def test_complete_returning_false_forever_is_stopped(monkeypatch):
         def complete(self):
             return False
 
-    with pytest.raises(DagError, match="made no progress in 10 calls of a method returning False"):
+    with pytest.raises(ProcessorContractError, match="made no progress in 10 calls of a method returning False"):
         list(runPartition(spec(Endless, inbound=()), 0, iter(())))
 
 

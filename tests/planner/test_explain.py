@@ -9,7 +9,8 @@ from sparkjet.planner.cli import main
 
 def reasons(p: Pipeline) -> list[str]:
     text = plan(p).explain()
-    return [line.strip() for line in text.split("\nWhy\n", 1)[1].splitlines()] if "\nWhy\n" in text else []
+    why = text.split("\nWhy\n", 1)[1].split("\n\n", 1)[0] if "\nWhy\n" in text else ""
+    return [line.strip() for line in why.splitlines()]
 
 
 def test_word_count_explains_fusion_and_the_two_stage_aggregation():

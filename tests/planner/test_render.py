@@ -194,7 +194,10 @@ def test_every_edge_is_drawn_with_its_kind():
     assert {id: tooltip(g)[:2] for id, g in edges.items()} == {
         f"edge-{n}": [f"{e.sourceName} -> {e.destName}", edgeCaption(e)] for n, e in enumerate(dag.edges())
     }
-    assert {id: texts(g) for id, g in edges.items()} == {f"edge-{n}": [edgeCaption(e)] for n, e in enumerate(dag.edges())}
+    physical = dag.physicalPlan()
+    assert {id: texts(g) for id, g in edges.items()} == {
+        f"edge-{n}": [edgeCaption(e), physical.exchangeOf(e).value] for n, e in enumerate(dag.edges())
+    }
     shuffle = named(root, "dag-edge")["group-and-aggregate-prepare -> group-and-aggregate"]
     colours = {path.get("stroke") for path in shuffle.iter(f"{SVG}path")}
     assert colours == {"#0072b2"}, "partitioned edges are blue"
@@ -222,7 +225,8 @@ def test_the_legend_explains_each_way_of_drawing_an_edge():
     assert "cluster" in legend.get("class").split() and texts(legend) == ["Legend"]
     captions = [line for g in drawn(root, "legend") if "edge" in g.get("class") for line in texts(g)]
     assert captions == [
-        "distributed: circle at the tail", "local", "with a priority", "stage to a vertex running it",
+        "distributed: circle at the tail", "local", "with a priority", "shuffle: bold", "in task or coalesced: dashed",
+        "stage to a vertex running it",
         "unicast", "isolated", "partitioned", "broadcast", "all-to-one",
     ]
 
@@ -284,9 +288,9 @@ def test_vertices_show_items_time_and_each_fused_stages_figures():
 def test_edges_show_their_items_and_the_bytes_they_shuffled():
     edges = named(drawing(wordCount(), wordCountMetrics()), "dag-edge")
     assert texts(edges["group-and-aggregate-prepare -> group-and-aggregate"]) == [
-        "distributed partitioned", "40 items", "1,234 bytes shuffled",
+        "distributed partitioned", "in task", "40 items", "1,234 bytes shuffled",
     ]
-    assert texts(edges["items -> fused(flat-map, filter)"]) == ["local unicast", "100 items"]
+    assert texts(edges["items -> fused(flat-map, filter)"]) == ["local unicast", "in task", "100 items"]
 
 
 @needsDot
@@ -484,7 +488,7 @@ def test_odd_names_are_whole_in_the_tooltips_of_edges_and_links():
     p = oddNamesPipeline()
     root = drawing(p)
     planned = plan(p)
-    edges = Counter(tooltipText(g).rsplit("\n", 1)[0] for g in drawn(root, "dag-edge"))
+    edges = Counter(tooltipText(g).rsplit("\n", 2)[0] for g in drawn(root, "dag-edge"))
     assert edges == Counter(readByXml(f"{e.sourceName} -> {e.destName}") for e in planned.edges())
     links = Counter(tooltipText(g) for g in drawn(root, "runs"))
     stageVertices = planned.stageVertices().items()

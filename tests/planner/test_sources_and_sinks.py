@@ -10,7 +10,6 @@ import cloudpickle
 import pytest
 
 from sparkjet.coredag import InputError, JobError, OutputError, UserFunctionError
-from sparkjet.coredag.errors import PipelineError
 from sparkjet.coredag.processors.sinks import DataFrameSinkP, JsonFilesSinkP, NoopSinkP
 from sparkjet.coredag.processors.sources import DataFrameSourceP, ReadJsonP
 from sparkjet.pipeline import AggregateOperations, Pipeline, PipelineError, Sinks, Sources, wholeItem

@@ -98,7 +98,7 @@ def test_page_shows_the_dot_text_and_explanation_the_planner_prints(tutorial):
     assert dotBlocks == [enrich.toDotString() + "\n", spokenWords.toDotString() + "\n"]
     textBlocks = re.findall(r"```text\n(.*?)```", page, re.DOTALL)
     assert [block for block in textBlocks if block.startswith("Core DAG")] == [
-        enrich.explain() + "\n"
+        enrich.explain(defaultParallelism=2) + "\n"
     ]
 
 

@@ -1,0 +1,199 @@
+"""Building a job's RDDs from its physical plan: each vertex an RDD whose partition i is the
+output of processor i, each edge a chained narrow link, a coalesce or a shuffle, as planned.
+
+Nothing is decided here: parallelism, loops and exchanges are the physical plan's."""
+
+import functools
+import itertools
+
+from py4j.protocol import Py4JError
+from pyspark import RDD, StorageLevel
+from pyspark.sql import SparkSession
+
+from sparkjet.coredag.api.standard import StandardProcessorSupplier, batched
+from sparkjet.coredag.errors import describeStages
+from sparkjet.coredag.model.dag import DAG
+from sparkjet.coredag.model.edge import Edge
+from sparkjet.coredag.model.routing import Route
+from sparkjet.coredag.processors.sinks import CollectToList, SinkSupplier
+from sparkjet.coredag.runtime.crossing import Crossing
+from sparkjet.coredag.runtime.physical_plan import Exchange, PhysicalPlan
+from sparkjet.coredag.runtime.shuffling import routeItems, targetPartition
+from sparkjet.coredag.runtime.tasklet import TaskletSpec
+from sparkjet.coredag.runtime.terminal_outputs import terminalOutputOf
+from sparkjet.coredag.runtime.vertex_tasks import runVertex, selectOrdinal
+
+MAX_CHAIN_LENGTH = 50
+"""How many vertices of a chain of narrow edges run as one nested Python function: PySpark
+pickles it recursively, and a chain of about 150 is too deep to pickle."""
+
+
+class RddBuilder:
+    """Builds, once per vertex, the RDD of the vertex's output partitions, as ``plan`` says."""
+
+    def __init__(self, spark: SparkSession, dag: DAG, plan: PhysicalPlan, jobName: str, counts) -> None:
+        self.spark, self.sc = spark, spark.sparkContext
+        self.dag, self.plan = dag, plan
+        self.jobName, self.counts = jobName, counts
+        self._rdds: dict[str, RDD] = {}
+        self._persisted: list[RDD] = []
+        self._chainLengths: dict[str, int] = {}
+
+    def vertexRdd(self, name: str) -> RDD:
+        """Return the RDD whose partition i is the output of processor i of vertex ``name``."""
+        if name not in self._rdds:
+            self._rdds[name] = self._buildVertexRdd(name)
+        return self._rdds[name]
+
+    def unpersist(self) -> None:
+        """Drop the cached outputs of vertices with several outbound edges."""
+        for rdd in self._persisted:
+            rdd.unpersist()
+
+    def verticesOfSparkStage(self, stageId: int) -> list:
+        """Return the stage names of the vertices that Spark stage ``stageId`` runs: those whose
+        chain of Python functions starts at an RDD of the stage (PySpark's ``_prev_jrdd``)."""
+        try:
+            stage = self.sc._jsc.sc().statusStore().lastStageAttempt(stageId)
+            rddIds = {int(rddId) for rddId in stage.rddIds().mkString(",").split(",") if rddId}
+            built = [(vertex, self._rdds.get(vertex.name)) for vertex in self.dag]
+            return [vertex.stageName for vertex, rdd in built if rdd is not None and _chainRoot(rdd) in rddIds]
+        except Py4JError:
+            return []
+
+    def _buildVertexRdd(self, name: str) -> RDD:
+        supplier, count = self.dag.getVertex(name).processorSupplier, self.plan.vertex(name).parallelism
+        inbound = sorted(self.dag.getInboundEdges(name), key=lambda e: (e.priorityNumber, e.destOrdinal))
+        sparkSource = not inbound and _readsThroughSpark(supplier)
+        spec = self._taskletSpec(name, inbound, sparkSource)
+        if sparkSource:
+            parent, packed = self._sparkInput(supplier, count), False
+        elif not inbound:
+            parent, packed = self.sc.parallelize([], count), False
+        elif self.plan.exchangeOf(inbound[0]) is not Exchange.SHUFFLED:
+            parent, packed = self._chainedInput(name, inbound[0]), False
+        else:
+            parent, packed = self._shuffledInputs(inbound), True
+        rdd = parent.mapPartitionsWithIndex(
+            functools.partial(runVertex, spec, self._crossingOf(name), packed, bool(inbound), self.counts)
+        )
+        if len(self.dag.getOutboundEdges(name)) > 1:
+            rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
+            self._persisted.append(rdd)
+        return rdd
+
+    def _taskletSpec(self, name: str, inbound: list[Edge], sparkSource: bool) -> TaskletSpec:
+        """Return what a task of vertex ``name`` needs, its inbound edges in the order consumed."""
+        vertex, planned = self.dag.getVertex(name), self.plan.vertex(name)
+        supplier, count = vertex.processorSupplier, planned.parallelism
+        config = (inbound or self.dag.getOutboundEdges(name) or [Edge(name)])[0].config
+        return TaskletSpec(
+            vertexName=vertex.stageName,
+            processorSupplier=supplier.sparkRowsSupplier() if sparkSource else supplier,
+            totalParallelism=count,
+            inboundOrdinals=(0,) if sparkSource else tuple(e.destOrdinal for e in inbound),
+            bucketCount=planned.buckets,
+            queueSize=config.queueSize,
+            outboxCapacity=config.outboxCapacity,
+            jobName=self.jobName,
+            inboundPriorities=tuple(e.priorityNumber for e in inbound),
+            inboundOrdering=inbound[0].ordering if len(inbound) == 1 else None,
+            loop=planned.loop,
+        )
+
+    def _sparkInput(self, supplier: StandardProcessorSupplier, count: int) -> RDD:
+        """Return the rows of a Spark source's input, in batches, in exactly ``count``
+        partitions: more are coalesced, fewer padded with empty ones (both narrow)."""
+        rows = supplier.sparkInput(self.spark).rdd
+        partitions = rows.getNumPartitions()
+        if partitions > count:
+            rows = rows.coalesce(count)
+        elif partitions < count:
+            rows = self.sc.union([rows, self.sc.parallelize([], count - partitions)])
+        return rows.mapPartitions(batched)
+
+    def _edgeItems(self, edge: Edge) -> RDD:
+        """Return the upstream's output that ``edge`` carries: all of it where one outbox
+        bucket serves every outbound edge, else its own bucket's items."""
+        rdd = self.vertexRdd(edge.sourceName)
+        if self.plan.vertex(edge.sourceName).buckets > 1:
+            return rdd.mapPartitions(functools.partial(selectOrdinal, edge.sourceOrdinal))
+        return rdd
+
+    def _chainedInput(self, name: str, edge: Edge) -> RDD:
+        """Return the narrow input of vertex ``name``; PySpark nests the Python functions of a
+        chain of narrow vertices into one, so every ``MAX_CHAIN_LENGTH`` vertices the chain is
+        cut (a JVM union of the one RDD: partition i stays partition i)."""
+        length = self._chainLengths.get(edge.sourceName, 1) + 1
+        items = self._edgeItems(edge)
+        if self.plan.exchangeOf(edge) is Exchange.COALESCED:
+            items = items.coalesce(self.plan.vertex(name).parallelism)
+        if length > MAX_CHAIN_LENGTH:
+            length, items = 1, self.sc.union([items])
+        self._chainLengths[name] = length
+        return items
+
+    def _shuffledInputs(self, inbound: list[Edge]) -> RDD:
+        """One shuffle per priority group, so equal priorities interleave; groups in order."""
+        tagged = len(inbound) > 1
+        groups = itertools.groupby(inbound, key=lambda e: e.priorityNumber)
+        count = self.plan.vertex(inbound[0].destName).parallelism
+        shuffles = [
+            self._union([self._routed(edge, tagged) for edge in edges]).partitionBy(count, targetPartition)
+            for _, edges in groups
+        ]
+        return self._union(shuffles)
+
+    def _union(self, rdds: list[RDD]) -> RDD:
+        """Return the union of ``rdds``; one RDD stays itself, so its Python functions keep
+        running in the same Python worker as the next ones (a union is a JVM RDD)."""
+        return rdds[0] if len(rdds) == 1 else self.sc.union(rdds)
+
+    def _routed(self, edge: Edge, tagged: bool) -> RDD:
+        route = Route.of(
+            edge, self.plan.vertex(edge.sourceName).parallelism, self.plan.vertex(edge.destName).parallelism,
+            self.plan.edge(edge).narrow, self.dag.getVertex(edge.destName),
+        )
+        return self._edgeItems(edge).mapPartitionsWithIndex(
+            functools.partial(
+                routeItems, route, edge.destOrdinal if tagged else None, edge.config.packetSizeLimit, self.counts
+            )
+        )
+
+    def _crossingOf(self, name: str) -> Crossing:
+        """Return where vertex ``name``'s output batches go: a sink's items are named after the
+        stage that feeds it, a list sink's go to the driver."""
+        dag, supplier = self.dag, self.dag.getVertex(name).processorSupplier
+        output, inbound = terminalOutputOf(supplier), dag.getInboundEdges(name)
+        sink = isinstance(supplier, SinkSupplier) and len(inbound) == 1
+        producer = dag.getVertex(inbound[0].sourceName if sink else name).stageName
+        pickled = self._pickledBySpark(name)
+        if isinstance(output, CollectToList):
+            return Crossing(producer, f"the driver's list '{output.listName}'", pickled)
+        destinations = [edge.destName for edge in dag.getOutboundEdges(name)]
+        return Crossing(producer, describeStages(destinations) if destinations else "its sink", pickled)
+
+    def _pickledBySpark(self, name: str) -> bool:
+        """Whether PySpark pickles vertex ``name``'s output batches: a list sink's are collected,
+        a vertex's with several outbound edges cached, and a narrow edge's pass through the JVM
+        where it is coalesced or cuts a long chain (see ``_chainedInput``); a shuffle pickles
+        its items."""
+        outbound = self.dag.getOutboundEdges(name)
+        if not outbound:
+            return isinstance(terminalOutputOf(self.dag.getVertex(name).processorSupplier), CollectToList)
+        if len(outbound) > 1:
+            return True
+        exchange = self.plan.exchangeOf(outbound[0])
+        if exchange is Exchange.SHUFFLED:
+            return False
+        return exchange is Exchange.COALESCED or self._chainLengths.get(name, 1) + 1 > MAX_CHAIN_LENGTH
+
+
+def _readsThroughSpark(supplier: object) -> bool:
+    return isinstance(supplier, StandardProcessorSupplier) and supplier.readsThroughSpark
+
+
+def _chainRoot(rdd: RDD) -> int:
+    """Return the id of the JVM RDD whose items the Python functions of ``rdd`` (pipelined into
+    one by PySpark) read."""
+    return (rdd._prev_jrdd if hasattr(rdd, "_prev_jrdd") else rdd._jrdd).id()

@@ -1,0 +1,51 @@
+"""Writing a vertex's items into a shuffle: routed to their targets, packed, pickled, counted.
+
+No pyspark here: the RDD builder hands ``routeItems`` to Spark as the function of an upstream
+partition, and the shuffle moves the ``(target, pickled packet)`` pairs it yields."""
+
+import functools
+import itertools
+from collections.abc import Iterator
+
+from sparkjet.coredag.model.metrics import TaskMetrics
+from sparkjet.coredag.model.routing import Route, packets
+from sparkjet.coredag.runtime.crossing import Crossing, OutputBatch, pickledPacket
+from sparkjet.coredag.runtime.transport import TRANSPORTED, TransportedError
+
+
+def routeItems(
+    route: Route, ordinal: int | None, packetSizeLimit: int, counts, index: int, batches: Iterator
+) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(target, pickled packet)`` for the items of upstream processor ``index``; the
+    packets are pickled here, so the bytes through the shuffle are counted exactly (into the
+    accumulator ``counts``); an item that cannot be pickled fails naming the stage that
+    emitted it. With an ``ordinal``, items go as ``(ordinal, item)`` pairs."""
+    metrics = TaskMetrics()
+    batches, crossing = _crossingOfRoute(route, ordinal, batches)
+    pairs = route.targets(index, itertools.chain.from_iterable(batches))
+    if ordinal is not None:
+        pairs = ((target, (ordinal, item)) for target, item in pairs)
+    pickled = functools.partial(pickledPacket, crossing=crossing)
+    try:
+        for target, packet in packets(pairs, route.downstreamCount, packetSizeLimit, pickled):
+            data = pickled(packet)
+            metrics.countShuffled(route.sourceName, route.destName, len(packet), len(data))
+            yield target, data
+    except TRANSPORTED as error:
+        raise TransportedError(error) from None
+    counts.add(metrics.total())
+
+
+def targetPartition(target: int) -> int:
+    """Spark's partition function of a shuffle: the target ``routeItems`` chose."""
+    return target
+
+
+def _crossingOfRoute(route: Route, ordinal: int | None, batches: Iterator) -> tuple[Iterator, Crossing]:
+    """Return the batches and where the edge of ``route`` sends their items: the stage that
+    emitted them is named as its ``OutputBatch``es name it (with where it was defined)."""
+    batches = iter(batches)
+    first = next(batches, None)
+    producer = first.crossing.producer if isinstance(first, OutputBatch) else route.sourceName
+    crossing = Crossing(producer, f"Stage '{route.destName}'", tagged=ordinal is not None)
+    return (batches if first is None else itertools.chain([first], batches)), crossing

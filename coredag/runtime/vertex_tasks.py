@@ -1,0 +1,55 @@
+"""The functions Spark runs over a vertex's partitions: one processor over its input batches,
+and the pick of one outbound edge's items. No pyspark here."""
+
+import pickle
+from collections.abc import Iterator
+
+from sparkjet.coredag.model.metrics import TaskMetrics
+from sparkjet.coredag.runtime.crossing import Crossing, namedBatches
+from sparkjet.coredag.runtime.tasklet import TaskletSpec, runPartitionBatches
+from sparkjet.coredag.runtime.transport import TRANSPORTED, TransportedError
+
+
+def selectOrdinal(ordinal: int, batches: Iterator[list]) -> Iterator[list]:
+    """Yield the items of ``(ordinal, item)`` batches that go to the outbound edge ``ordinal``."""
+    for batch in batches:
+        selected = [item for itemOrdinal, item in batch if itemOrdinal == ordinal]
+        if selected:
+            yield selected
+
+
+def runVertex(
+    spec: TaskletSpec, crossing: Crossing, packed: bool, countsInput: bool, counts, index: int, partition: Iterator
+) -> Iterator[list]:
+    """Run processor ``index`` of the vertex over its partition; its output batches name the
+    stage that emitted them where an item cannot be pickled (see ``namedBatches``)."""
+    metrics = TaskMetrics()
+    batches = (pickle.loads(packet) for _, packet in partition) if packed else partition
+    batches = sliced(batches, spec.queueSize)
+    if countsInput:
+        batches = metrics.countedInput(spec.vertexName, batches)
+    try:
+        output = metrics.countedOutput(spec.vertexName, runPartitionBatches(spec, index, batches, metrics))
+        yield from namedBatches(output, crossing)
+    except TRANSPORTED as error:
+        raise TransportedError(error) from None
+    counts.add(metrics.total())
+    _drained(partition)
+
+
+def _drained(partition: Iterator) -> None:
+    """Read the partition to its end, as a source that ignores its (empty) input does not:
+    PySpark reuses a Python worker only if the task read its whole input."""
+    for _ in partition:
+        pass
+
+
+def sliced(batches: Iterator[list], size: int) -> Iterator[list]:
+    """Cut batches longer than ``size``: the queue between two processors holds at most that."""
+    for batch in batches:
+        if len(batch) <= size:
+            yield batch
+        else:
+            yield from (batch[start : start + size] for start in range(0, len(batch), size))
+
+
