@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from sparkjet.coredag.api.standard import preflightDag
-from sparkjet.coredag.errors import Interrupted, JobError, SessionError, SparkjetError
+from sparkjet.coredag.errors import DagError, Interrupted, JobError, SessionError, SparkjetError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics
 from sparkjet.pipeline.pipeline import Pipeline
@@ -196,7 +196,10 @@ class Jet:
         dag = preflightDag(planned.dag)
         interruptCancelsJobs.install()
         spark = self.spark()
-        planned = attrs.evolve(planned, physical=physicalPlanOn(spark, dag))
+        try:
+            planned = attrs.evolve(planned, physical=physicalPlanOn(spark, dag))
+        except DagError as error:  # as in Jet, a DAG that cannot run at these parallelisms fails the job
+            return Job(jobName, planned, _failed(error))
         control = JobControl(jobName)
         self._register(jobName, control)
         try:
@@ -267,4 +270,10 @@ class Jet:
 def _completed() -> concurrent.futures.Future:
     future: concurrent.futures.Future = concurrent.futures.Future()
     future.set_result(None)
+    return future
+
+
+def _failed(error: Exception) -> concurrent.futures.Future:
+    future: concurrent.futures.Future = concurrent.futures.Future()
+    future.set_exception(error)
     return future

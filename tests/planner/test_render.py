@@ -423,9 +423,10 @@ def test_render_svg_shows_the_figures_of_the_run(jet, corpusLines, tmp_path):
     ]
     assert texts(vertices["count"])[1] == "parallelism 2, 2 processors"
     assert re.fullmatch(rf"[\d,]+ in -> {len(long):,} out \(-\d+%\)", texts(vertices["count"])[2])
-    assert texts(edges["fused(split, long words) -> count-prepare"])[1] == f"{long.total():,} items"
-    assert texts(edges["count -> listSink(long words)"])[1] == f"{len(long):,} items"
-    assert texts(edges["count-prepare -> count"])[2].endswith(" bytes shuffled")
+    assert texts(edges["fused(split, long words) -> count-prepare"])[1:] == ["in task", f"{long.total():,} items"]
+    assert texts(edges["count -> listSink(long words)"])[1:] == ["in task", f"{len(long):,} items"]
+    assert texts(edges["count-prepare -> count"])[1] == "shuffle"
+    assert texts(edges["count-prepare -> count"])[3].endswith(" bytes shuffled")
     assert strokeWidth(edges["count -> listSink(long words)"]) < strokeWidth(edges["fused(split, long words) -> count-prepare"])
 
 
