@@ -158,7 +158,7 @@ class Jet:
     def spark(self):
         """Return the SparkSession jobs run on: the one given, else the process's session
         (spark-submit's, the active one, or one started now), taken again if it was stopped."""
-        from sparkjet.coredag.runtime.session import isStopped, sharedSessions
+        from sparkjet.coredag.runtime.session import isStopped, readyForSparkjet, sharedSessions
 
         with self._lock:
             if self._spark is not None and isStopped(self._spark):
@@ -172,7 +172,7 @@ class Jet:
             if self._spark is None:
                 self._spark = sharedSessions.take(self._master)
                 self._sharesSpark = True
-            return self._spark
+            return readyForSparkjet(self._spark)
 
     def newJob(self, work: Plan | Pipeline | DAG, name: str | None = None) -> Job:
         """Plan ``work`` once (a Pipeline; a Core DAG is taken as built), check its inputs and

@@ -70,6 +70,20 @@ def standaloneCluster(request, tmp_path_factory):
         yield cluster
 
 
+@pytest.fixture(scope="module")
+def bareCluster(request, tmp_path_factory):
+    """A standalone cluster whose workers have nothing installed: they run a Python of its own
+    (a venv of this Python's base, without pip or the project) and a PYTHONPATH without the
+    project. Its ``python`` is what the executors run (a driver's PYSPARK_PYTHON); stopped at
+    the end of the module."""
+    from tests.cluster import startBareCluster
+
+    if request.config.getoption("--spark-master") != "cluster":
+        pytest.skip("needs the standalone clusters: pytest --spark-master=cluster -m cluster")
+    with startBareCluster(tmp_path_factory.mktemp("bare-cluster")) as cluster:
+        yield cluster
+
+
 @pytest.fixture(scope="session")
 def spark(request):
     """The one SparkSession of the test run: local[2] as on CI, or as ``--spark-master`` says."""

@@ -14,6 +14,7 @@ from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 
 from sparkjet.coredag.errors import Interrupted, SessionError
+from sparkjet.coredag.runtime import shipping
 
 _LOG4J2 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
 
@@ -22,6 +23,11 @@ TASK_ATTEMPTS = 4
 ``spark.task.maxFailures`` does on a cluster: a Python worker that dies does not fail the job."""
 
 DEFAULT_MASTER = "local[*]"
+
+WORKER_DAEMON = "sparkjet.coredag.runtime.worker_daemon"
+"""The daemon of sparkjet's Python workers (``spark.python.daemon.module``), where they can
+import sparkjet when they start: always on a local master, and on another one where sparkjet is
+in the zip shipped to them; otherwise PySpark's own daemon."""
 
 _LOCAL_MASTER = re.compile(r"local(?:\[(\*|\d+)(?:,(\d+))?\])?")
 
@@ -60,24 +66,36 @@ def embeddedSession(master: str | None = None, appName: str = "sparkjet") -> Spa
     """Return the active SparkSession, or start one.
 
     Under spark-submit, the session has every setting spark-submit gave (master, name,
-    ``--conf``, the UI); sparkjet only adds what it needs and the user did not set. Its Python
-    workers run this interpreter with this ``sys.path`` and import PySpark compiled (see
-    sparkjet.coredag.runtime.worker_daemon); a local master retries failed tasks (see ``retryingMaster``). A
-    ``master`` other than the running session's, or spark-submit's, is a SessionError.
+    ``--conf``, ``--py-files``, the UI); sparkjet only adds what it needs and the user did not
+    set. On a local master its Python workers run this interpreter with this ``sys.path`` and
+    import PySpark compiled (see sparkjet.coredag.runtime.worker_daemon), and failed tasks are
+    retried (see ``retryingMaster``). On any other master the workers need nothing installed:
+    sparkjet ships itself (see ``readyForSparkjet``). A ``master`` other than the running
+    session's, or spark-submit's, is a SessionError.
     """
     active = activeSession()
     if active is not None:
         _checkMaster(master, active.sparkContext.master, "a SparkSession already runs in this process on")
-        return active
+        return readyForSparkjet(active)
     conf = _submittedConf()
     submitted = conf.get("spark.master", None)
     if submitted is not None:
         _checkMaster(master, submitted, "spark-submit set --master")
     conf.set("spark.master", retryingMaster(submitted or master or DEFAULT_MASTER))
     conf.setIfMissing("spark.app.name", appName)
-    for key, value in _sparkjetSettings(started=submitted is None).items():
+    settings = _sparkjetSettings(started=submitted is None, master=conf.get("spark.master"))
+    _addShippedZipToExecutorPath(conf)
+    for key, value in settings.items():
         conf.setIfMissing(key, value)
-    return SparkSession.builder.config(conf=conf).getOrCreate()
+    return readyForSparkjet(SparkSession.builder.config(conf=conf).getOrCreate())
+
+
+def readyForSparkjet(session: SparkSession) -> SparkSession:
+    """Return ``session`` with sparkjet shipped to its executors (sparkjet and its pure-Python
+    dependencies as one zip, as ``--py-files`` would, once per SparkContext) unless its master
+    is local; a session given to ``Jet(spark=...)`` goes through here too."""
+    shipping.shipTo(session.sparkContext)
+    return session
 
 
 def _submittedConf() -> SparkConf:
@@ -87,9 +105,14 @@ def _submittedConf() -> SparkConf:
     return SparkConf()
 
 
-def _sparkjetSettings(started: bool) -> dict[str, str]:
+def _sparkjetSettings(started: bool, master: str) -> dict[str, str]:
     """Return the settings sparkjet adds where the user set none; ``started``: sparkjet starts
-    the JVM itself (not spark-submit), so it also quiets the JVM's log and Spark's UI."""
+    the JVM itself (not spark-submit), so it also quiets the JVM's log and Spark's UI.
+
+    Python workers get this process's ``sys.path`` (on this machine, the checkout and its
+    environment; elsewhere, whatever those paths hold there) and sparkjet's worker daemon. On a
+    master that is not local, the zip shipped to them comes first on that path, under its file
+    name: it lies in their executor's directory, where the daemon starts."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
@@ -99,12 +122,27 @@ def _sparkjetSettings(started: bool) -> dict[str, str]:
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": "8",
         "spark.executorEnv.PYTHONPATH": os.environ["PYTHONPATH"],
-        "spark.python.daemon.module": "sparkjet.coredag.runtime.worker_daemon",
+        "spark.python.daemon.module": WORKER_DAEMON,
     }
+    if shipping.shipsTo(master):
+        shipped = shipping.bundle()
+        settings["spark.executorEnv.PYTHONPATH"] = os.pathsep.join([shipped.zipPath.name, *paths])
+        if not shipped.shipsSparkjet:
+            del settings["spark.python.daemon.module"]
     if started:
         settings["spark.ui.enabled"] = "false"
         settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{_LOG4J2}"
     return settings
+
+
+def _addShippedZipToExecutorPath(conf: SparkConf) -> None:
+    """Where the user set the executors' PYTHONPATH, put the shipped zip in front of it (the
+    daemon sparkjet names must find sparkjet there), and keep the rest of what they set."""
+    key = "spark.executorEnv.PYTHONPATH"
+    user = conf.get(key, None)
+    if user is None or not shipping.shipsTo(conf.get("spark.master")):
+        return
+    conf.set(key, os.pathsep.join([shipping.bundle().zipPath.name, *([user] if user else [])]))
 
 
 def _checkMaster(requested: str | None, running: str, what: str) -> None:

@@ -1,9 +1,15 @@
 """The end-to-end set, run again on a standalone Spark cluster of two workers started for the run:
 ``pytest --spark-master=cluster -m cluster``."""
 
+import contextlib
 import pathlib
 import runpy
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
+
+import attrs
 
 PROJECT = pathlib.Path(__file__).resolve().parents[2]
 CLUSTER_TUTORIAL = PROJECT / "tutorials" / "06_running_on_a_spark_cluster.py"
@@ -27,6 +33,33 @@ def startCluster(directory):
     """Tutorial 06's cluster: ``WORKERS`` one-core workers whose executors import this project."""
     start = runpy.run_path(str(CLUSTER_TUTORIAL))["standaloneCluster"]
     return start(directory, WORKERS, environment={"PYTHONPATH": str(PROJECT)})
+
+
+@attrs.frozen
+class BareCluster:
+    """A standalone cluster (tutorial 06's) and the Python its executors are to run."""
+
+    cluster: object
+    python: pathlib.Path
+
+    @property
+    def masterUrl(self) -> str:
+        """The master's URL."""
+        return self.cluster.masterUrl
+
+
+@contextlib.contextmanager
+def startBareCluster(directory: pathlib.Path) -> Iterator[BareCluster]:
+    """``WORKERS`` one-core workers on which neither the project nor its dependencies can be
+    imported: a venv of this Python's base interpreter (the same version, so PySpark's check
+    passes) without pip and without site-packages, and a PYTHONPATH without the project."""
+    environment = directory / "bare-python"
+    subprocess.run([sys._base_executable, "-m", "venv", "--without-pip", str(environment)], check=True)
+    python = environment / "bin" / "python"
+    start = runpy.run_path(str(CLUSTER_TUTORIAL))["standaloneCluster"]
+    workers = {"PYTHONPATH": "", "PYSPARK_PYTHON": str(python)}
+    with start(directory, WORKERS, environment=workers) as cluster:
+        yield BareCluster(cluster, python)
 
 
 def clusterSession(cluster, appName: str):

@@ -1,0 +1,222 @@
+"""Shipping sparkjet to executors that have nothing installed, as ``--py-files`` would.
+
+A session on a cluster gets one zip of sparkjet and its pure-Python dependencies (attrs, toolz,
+cloudpickle, graphviz, and theirs), built from the files this process imports them from, named
+by a hash of its content and kept in a cache directory, so an unchanged sparkjet is zipped once.
+PySpark itself reaches the workers in the pyspark.zip Spark bundles. A dependency with a C
+extension cannot be imported from a zip: its single-file extension modules travel beside the zip
+(``SparkContext.addFile``, whose directory is on a Python worker's path) and load where the
+worker's platform matches the driver's; mmh3 is the one sparkjet has, and
+sparkjet.coredag.model.partitioner hashes identically in pure Python where it does not load.
+"""
+
+import hashlib
+import importlib
+import importlib.machinery
+import importlib.metadata
+import io
+import os
+import pathlib
+import re
+import sys
+import tempfile
+import threading
+import weakref
+import zipfile
+
+from pyspark import SparkContext
+
+DISTRIBUTION = "sparkjet"
+PACKAGE = "sparkjet"
+PROVIDED_BY_SPARK = frozenset({"pyspark", "py4j"})
+"""Distributions Spark gives every Python worker (its bundled pyspark.zip and py4j zip)."""
+
+_EXTENSIONS = tuple(importlib.machinery.EXTENSION_SUFFIXES) + (".so", ".pyd")
+_SKIPPED_PARTS = frozenset({"__pycache__"})
+_REQUIREMENT_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+
+
+class Bundle:
+    """What a session ships: the zip (its file name is also its place on a worker's path) and
+    the extension modules that travel beside it."""
+
+    def __init__(self, zipPath: pathlib.Path, extensions: tuple[pathlib.Path, ...], packages: frozenset[str]):
+        self.zipPath = zipPath
+        self.extensions = extensions
+        self.packages = packages
+
+    @property
+    def shipsSparkjet(self) -> bool:
+        """Whether the zip holds sparkjet itself (not when it was imported from a zip already)."""
+        return PACKAGE in self.packages
+
+    def __repr__(self) -> str:
+        return f"Bundle({str(self.zipPath)!r}, extensions={len(self.extensions)}, packages={sorted(self.packages)})"
+
+
+_bundle: Bundle | None = None
+_shippedTo: weakref.WeakSet = weakref.WeakSet()
+_lock = threading.Lock()
+
+
+def shipsTo(master: str) -> bool:
+    """Whether a session on ``master`` gets sparkjet shipped: every master but a local one,
+    whose Python workers run on this machine and import what this process imports."""
+    return not master.strip().startswith("local")
+
+
+def bundle() -> Bundle:
+    """Return this process's bundle, building its zip once (or finding it in the cache)."""
+    global _bundle
+    with _lock:
+        if _bundle is None:
+            _bundle = buildBundle(cacheDirectory())
+        return _bundle
+
+
+def cacheDirectory() -> pathlib.Path:
+    """Where zips are kept: ``$SPARKJET_CACHE``, else ``$XDG_CACHE_HOME/sparkjet`` (``~/.cache``)."""
+    configured = os.environ.get("SPARKJET_CACHE")
+    if configured:
+        return pathlib.Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return pathlib.Path(base) / "sparkjet" / "shipped"
+
+
+def buildBundle(directory: pathlib.Path) -> Bundle:
+    """Zip sparkjet and its pure-Python dependencies into ``directory`` (unless a zip of the
+    same content is there); list the extension modules of the others."""
+    files: dict[str, pathlib.Path] = {}
+    packages: set[str] = set()
+    extensions: list[pathlib.Path] = []
+    for name in [PACKAGE] + [top for dist in dependencies(DISTRIBUTION) for top in pureTopLevel(dist, extensions)]:
+        found = moduleFiles(name)
+        if found:
+            files.update(found)
+            packages.add(name)
+    contents = {name: files[name].read_bytes() for name in sorted(files)}
+    zipPath = directory / f"sparkjet-{contentHash(contents)}.zip"
+    if not zipPath.is_file():
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=directory, suffix=".part", delete=False) as partial:
+            partial.write(zipBytes(contents))
+        os.replace(partial.name, zipPath)
+    return Bundle(zipPath, tuple(extensions), frozenset(packages))
+
+
+def dependencies(distribution: str) -> list[importlib.metadata.Distribution]:
+    """Return the installed distributions ``distribution`` needs, transitively, but Spark's own
+    and those only an extra asks for."""
+    seen: dict[str, importlib.metadata.Distribution] = {}
+    pending = [distribution]
+    while pending:
+        try:
+            requirements = importlib.metadata.requires(pending.pop()) or []
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        for requirement in requirements:
+            name, _, marker = requirement.partition(";")
+            match = _REQUIREMENT_NAME.match(name)
+            key = match.group(1).lower().replace("_", "-") if match else ""
+            if not key or "extra" in marker or key in PROVIDED_BY_SPARK or key in seen:
+                continue
+            try:
+                seen[key] = importlib.metadata.distribution(key)
+            except importlib.metadata.PackageNotFoundError:
+                continue
+            pending.append(key)
+    return list(seen.values())
+
+
+def pureTopLevel(distribution: importlib.metadata.Distribution, extensions: list[pathlib.Path]) -> list[str]:
+    """Return the top-level import names of a pure-Python ``distribution``; for one with C
+    extensions, none, appending its single-file extension modules to ``extensions``."""
+    files = [path for path in distribution.files or [] if _isInstalledModuleFile(path)]
+    binary = [path for path in files if str(path).endswith(_EXTENSIONS)]
+    if binary:
+        extensions.extend(pathlib.Path(distribution.locate_file(path)) for path in binary if len(path.parts) == 1)
+        return []
+    names = {path.parts[0] if len(path.parts) > 1 else path.stem for path in files if path.suffix == ".py" or len(path.parts) > 1}
+    return sorted(names)
+
+
+def _isInstalledModuleFile(path) -> bool:
+    first = path.parts[0] if path.parts else ""
+    return bool(first) and first != ".." and not first.endswith((".dist-info", ".egg-info", ".data")) and path.suffix != ".pth"
+
+
+def moduleFiles(name: str) -> dict[str, pathlib.Path]:
+    """Return the files of top-level module or package ``name`` by their name in a zip; none
+    when it is not imported from plain files (a zip or egg someone else shipped)."""
+    module = importlib.import_module(name)
+    origin = getattr(module.__spec__, "origin", None)
+    if not origin or not os.path.isfile(origin):
+        return {}
+    if not hasattr(module, "__path__"):
+        return {os.path.basename(origin): pathlib.Path(origin)}
+    packages = {
+        other: os.path.realpath(next(iter(loaded.__path__)))
+        for other, loaded in list(sys.modules.items())
+        if (other == name or other.startswith(name + ".")) and getattr(loaded, "__path__", None)
+    }
+    files: dict[str, pathlib.Path] = {}
+    elsewhere = set(packages.values())
+    for package, directory in sorted(packages.items()):
+        files.update(_directoryFiles(pathlib.Path(directory), package.replace(".", "/"), elsewhere - {directory}))
+    return files
+
+
+def _directoryFiles(directory: pathlib.Path, prefix: str, elsewhere: set[str]) -> dict[str, pathlib.Path]:
+    """The files under a package's ``directory``, named under ``prefix``, but compiled files and
+    the directories of other packages (``planner/sparkjet`` is the package ``sparkjet``)."""
+    files = {}
+    for entry in sorted(directory.iterdir()):
+        if entry.name in _SKIPPED_PARTS or entry.suffix in (".pyc", ".pyo"):
+            continue
+        if entry.is_dir():
+            if os.path.realpath(entry) not in elsewhere:
+                files.update(_directoryFiles(entry, f"{prefix}/{entry.name}", elsewhere))
+        elif entry.is_file() and not entry.name.endswith(_EXTENSIONS):
+            files[f"{prefix}/{entry.name}"] = entry
+    return files
+
+
+def contentHash(contents: dict[str, bytes]) -> str:
+    """Return 16 hex digits of a SHA-256 over the names and bytes of ``contents``."""
+    digest = hashlib.sha256()
+    for name, data in sorted(contents.items()):
+        digest.update(b"%d:%s%d:" % (len(name), name.encode(), len(data)))
+        digest.update(data)
+    return digest.hexdigest()[:16]
+
+
+def zipBytes(contents: dict[str, bytes]) -> bytes:
+    """Zip ``contents`` by name, the same bytes for the same content (fixed times, sorted names)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in sorted(contents.items()):
+            info = zipfile.ZipInfo(name, _ZIP_TIME)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, data)
+    return buffer.getvalue()
+
+
+def shipTo(sc: SparkContext) -> Bundle | None:
+    """Add this process's bundle to ``sc`` (once per context) when its master is not local;
+    return it, or None where nothing is shipped. The driver keeps importing from where it did:
+    the path entry ``addPyFile`` puts on this process's path is taken off again."""
+    if not shipsTo(sc.master):
+        return None
+    shipped = bundle()
+    with _lock:
+        if sc in _shippedTo:
+            return shipped
+        before = list(sys.path)
+        for extension in shipped.extensions:
+            sc.addFile(str(extension))
+        sc.addPyFile(str(shipped.zipPath))
+        sys.path[:] = [entry for entry in sys.path if entry in before]
+        _shippedTo.add(sc)
+    return shipped
