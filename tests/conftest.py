@@ -92,7 +92,8 @@ def spark(request):
 
     master = request.config.getoption("--spark-master")
     if master == "cluster":
-        session = clusterSession(request.getfixturevalue("standaloneCluster"), APP_NAME)
+        shipped = request.getfixturevalue("tmp_path_factory").mktemp("shipped") / "tests.zip"
+        session = clusterSession(request.getfixturevalue("standaloneCluster"), APP_NAME, shipped)
     else:
         session = embeddedSession(master, appName=APP_NAME)
     yield session

@@ -109,10 +109,10 @@ def _sparkjetSettings(started: bool, master: str) -> dict[str, str]:
     """Return the settings sparkjet adds where the user set none; ``started``: sparkjet starts
     the JVM itself (not spark-submit), so it also quiets the JVM's log and Spark's UI.
 
-    Python workers get this process's ``sys.path`` (on this machine, the checkout and its
-    environment; elsewhere, whatever those paths hold there) and sparkjet's worker daemon. On a
-    master that is not local, the zip shipped to them comes first on that path, under its file
-    name: it lies in their executor's directory, where the daemon starts."""
+    On a local master, Python workers get this process's ``sys.path`` and sparkjet's worker
+    daemon. On any other master their path is the zip shipped to them alone, under its file name
+    (it lies in their executor's directory, where the daemon starts): the driver's paths mean
+    nothing on another machine, and a user ships their own modules as in PySpark."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
@@ -126,7 +126,7 @@ def _sparkjetSettings(started: bool, master: str) -> dict[str, str]:
     }
     if shipping.shipsTo(master):
         shipped = shipping.bundle()
-        settings["spark.executorEnv.PYTHONPATH"] = os.pathsep.join([shipped.zipPath.name, *paths])
+        settings["spark.executorEnv.PYTHONPATH"] = shipped.zipPath.name
         if not shipped.shipsSparkjet:
             del settings["spark.python.daemon.module"]
     if started:

@@ -7,6 +7,7 @@ import runpy
 import subprocess
 import sys
 import time
+import zipfile
 from collections.abc import Iterator
 
 import attrs
@@ -62,13 +63,26 @@ def startBareCluster(directory: pathlib.Path) -> Iterator[BareCluster]:
         yield BareCluster(cluster, python)
 
 
-def clusterSession(cluster, appName: str):
-    """A SparkSession on ``cluster`` once all its workers' executors have joined it."""
+def clusterSession(cluster, appName: str, shipped: pathlib.Path):
+    """A SparkSession on ``cluster`` once all its workers' executors have joined it, with the
+    tests package shipped to them in ``shipped`` (a zip), as a user ships their own modules:
+    sparkjet ships only itself to a cluster's executors."""
     from sparkjet.coredag.runtime.session import embeddedSession
 
     session = embeddedSession(cluster.masterUrl, appName=appName)
+    driverPath = list(sys.path)
+    session.sparkContext.addPyFile(str(zipOfTests(shipped)))
+    sys.path[:] = driverPath
     awaitExecutors(session, WORKERS)
     return session
+
+
+def zipOfTests(path: pathlib.Path) -> pathlib.Path:
+    """Write the tests package's Python modules into the zip ``path``; return it."""
+    with zipfile.ZipFile(path, "w") as archive:
+        for module in sorted((PROJECT / "tests").rglob("*.py")):
+            archive.write(module, module.relative_to(PROJECT))
+    return path
 
 
 def awaitExecutors(session, count: int) -> None:

@@ -59,11 +59,11 @@ def test_local_masters_ship_nothing_and_their_workers_get_this_path_and_sparkjet
 
 
 @pytest.mark.parametrize("master", ["spark://127.0.0.1:7077", "yarn", "k8s://https://host:443"])
-def test_other_masters_get_the_zip_first_on_the_executors_path(master, monkeypatch, built):
+def test_other_masters_get_the_zip_alone_on_the_executors_path(master, monkeypatch, built):
     monkeypatch.setattr(shipping, "_bundle", built)
     settings = session._sparkjetSettings(started=False, master=master)
     assert shipping.shipsTo(master)
-    assert settings["spark.executorEnv.PYTHONPATH"].split(":")[0] == built.zipPath.name
+    assert settings["spark.executorEnv.PYTHONPATH"] == built.zipPath.name, "the driver's paths mean nothing there"
     assert settings["spark.python.daemon.module"] == session.WORKER_DAEMON
     assert "spark.ui.enabled" not in settings
 
