@@ -103,10 +103,14 @@ class Plan:
         """Return which stages each vertex runs, each edge's kind, why each boundary exists,
         and the physical plan (see physicalPlan): how each vertex and edge runs on Spark."""
         logical = explanation(self.dag, self.vertexRoles(), self.reasons)
-        physical = self.physicalPlan(defaultParallelism).lines()
+        physical = self.physicalPlan(defaultParallelism)
+        lines = physical.lines()
         if self.physical is None:
-            physical.insert(1, f"  (assumed, as no job runs this plan yet: a session of default parallelism {physical[0].split()[4]}, input files not listed)")
-        return logical + "\n\n" + "\n".join(physical)
+            lines.insert(1, (
+                "  (assumed, as no job runs this plan yet: a session of default parallelism "
+                f"{physical.sessionParallelism}, input files not listed)"
+            ))
+        return logical + "\n\n" + "\n".join(lines)
 
     def vertices(self) -> tuple[Vertex, ...]:
         """Return the DAG's vertices in the order they were added."""

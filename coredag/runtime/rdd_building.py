@@ -14,10 +14,11 @@ from sparkjet.coredag.api.standard import StandardProcessorSupplier, batched
 from sparkjet.coredag.errors import describeStages
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.edge import Edge
+from sparkjet.coredag.model.exchange import Exchange
 from sparkjet.coredag.model.routing import Route
 from sparkjet.coredag.processors.sinks import CollectToList, SinkSupplier
 from sparkjet.coredag.runtime.crossing import Crossing
-from sparkjet.coredag.runtime.physical_plan import Exchange, PhysicalPlan
+from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
 from sparkjet.coredag.runtime.shuffling import routeItems, targetPartition
 from sparkjet.coredag.runtime.tasklet import TaskletSpec
 from sparkjet.coredag.runtime.terminal_outputs import terminalOutputOf

@@ -7,7 +7,7 @@ PySpark itself reaches the workers in the pyspark.zip Spark bundles. A dependenc
 extension cannot be imported from a zip: its single-file extension modules travel beside the zip
 (``SparkContext.addFile``, whose directory is on a Python worker's path) and load where the
 worker's platform matches the driver's; mmh3 is the one sparkjet has, and
-sparkjet.coredag.model.partitioner hashes identically in pure Python where it does not load.
+sparkjet.coredag.model.murmur3 hashes identically in pure Python where it does not load.
 """
 
 import hashlib
@@ -24,6 +24,7 @@ import threading
 import weakref
 import zipfile
 
+import attrs
 from pyspark import SparkContext
 
 DISTRIBUTION = "sparkjet"
@@ -37,22 +38,19 @@ _REQUIREMENT_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 
 
+@attrs.frozen
 class Bundle:
-    """What a session ships: the zip (its file name is also its place on a worker's path) and
-    the extension modules that travel beside it."""
+    """What a session ships: the zip (its file name is also its place on a worker's path), the
+    extension modules that travel beside it and the top-level packages the zip holds."""
 
-    def __init__(self, zipPath: pathlib.Path, extensions: tuple[pathlib.Path, ...], packages: frozenset[str]):
-        self.zipPath = zipPath
-        self.extensions = extensions
-        self.packages = packages
+    zipPath: pathlib.Path
+    extensions: tuple[pathlib.Path, ...]
+    packages: frozenset[str]
 
     @property
     def shipsSparkjet(self) -> bool:
         """Whether the zip holds sparkjet itself (not when it was imported from a zip already)."""
         return PACKAGE in self.packages
-
-    def __repr__(self) -> str:
-        return f"Bundle({str(self.zipPath)!r}, extensions={len(self.extensions)}, packages={sorted(self.packages)})"
 
 
 _bundle: Bundle | None = None

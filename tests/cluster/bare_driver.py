@@ -40,9 +40,9 @@ def probe(partition):
         except ImportError as error:
             places[name] = f"ImportError: {error}"
     if not places["sparkjet"].startswith("ImportError"):
-        from sparkjet.coredag.model import partitioner
+        from sparkjet.coredag.model import murmur3
 
-        places["C murmur3"] = partitioner.murmur3 is not partitioner.pythonMurmur3
+        places["C murmur3"] = murmur3.murmur3 is not murmur3.pythonMurmur3
     yield {"python": sys.executable, "pid": os.getpid(), "modules": places}
 
 

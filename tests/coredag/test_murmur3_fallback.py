@@ -6,7 +6,8 @@ import mmh3
 import pytest
 
 from sparkjet.coredag.model import partitioner
-from sparkjet.coredag.model.partitioner import DefaultPartitioner, keyHash, pythonMurmur3
+from sparkjet.coredag.model.murmur3 import pythonMurmur3
+from sparkjet.coredag.model.partitioner import DefaultPartitioner, keyHash
 from tests.keys import Colour, Point
 
 SEEDS = (0, 1, 0x5354, 0x4259, 0x454E, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF)

@@ -16,23 +16,15 @@ from sparkjet.planner.render import planToGraphviz
 from sparkjet.planner.report import reportHtml
 from tests.conftest import here
 from tests.planner.test_peek import peekedPipeline
-from tests.planner.test_render import oddNamesPipeline, wordCount
+from tests.planner.test_render import oddNamesPipeline, severalVertexStages, wordCount
 from tests.planner.test_report import madeUpMetrics
 from tests.planner.test_report_names import namedPipeline
 
 
 def everyKindPipeline() -> Pipeline:
-    """A pipeline with a stage of each kind that lowers to more than one vertex, and more."""
-    p = Pipeline.create()
-    numbers = p.readFrom(Sources.items([3, 1, 2])).setName("numbers")
-    numbers.sort().writeTo(Sinks.list("sorted"))
-    numbers.distinct().writeTo(Sinks.list("distinct"))
-    numbers.aggregate(AggregateOperations.summing(int)).writeTo(Sinks.list("sum"))
-    noCombine = attrs.evolve(AggregateOperations.counting(), combineFn=None)
-    numbers.groupingKey(wholeItem()).aggregate(noCombine).writeTo(Sinks.list("counts"))
-    tables = [p.readFrom(Sources.items([(n, str(n))])).map(tuple).filter(bool) for n in (1, 2)]
-    clause = JoinClause.onKeys(lambda n: n, lambda entry: entry[0])
-    numbers.hashJoin2(tables[0], clause, tables[1], clause, lambda n, a, b: (n, a, b)).writeTo(Sinks.list("j"))
+    """A pipeline with a stage of each kind that lowers to more than one vertex (its joined
+    tables fused chains), a rebalance and a merge."""
+    p, numbers = severalVertexStages(lambda stage, n: stage.map(tuple).filter(bool))
     numbers.rebalance().map(str).merge(numbers.map(str)).writeTo(Sinks.logger())
     return p
 

@@ -15,7 +15,7 @@ import pytest
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.dot import edgeCaption
 from sparkjet.coredag.model.metrics import EdgeMetrics, JobMetrics, StageMetrics, VertexMetrics
-from sparkjet.pipeline import AggregateOperations, JoinClause, Pipeline, Sinks, Sources, wholeItem
+from sparkjet.pipeline import AggregateOperations, BatchStage, JoinClause, Pipeline, Sinks, Sources, wholeItem
 from sparkjet.planner import plan
 from sparkjet.planner.render import planSvg, planToGraphviz, writePlanSvg
 from tests.conftest import PROJECT
@@ -116,7 +116,10 @@ def test_vertex_roles_say_which_stages_and_which_step():
     assert roles["group-and-aggregate"].step is None
 
 
-def test_stages_of_several_vertices_map_to_all_of_them():
+def severalVertexStages(table=lambda stage, n: stage.setName(f"table {n}")) -> tuple[Pipeline, BatchStage]:
+    """Return a pipeline with a stage of each kind that lowers to several vertices (or, for an
+    aggregation without combine, to one), and its ``numbers`` stage; ``table`` shapes each of
+    the two joined tables."""
     p = Pipeline.create()
     numbers = p.readFrom(Sources.items([3, 1, 2])).setName("numbers")
     numbers.sort().writeTo(Sinks.list("sorted"))
@@ -124,9 +127,14 @@ def test_stages_of_several_vertices_map_to_all_of_them():
     numbers.aggregate(AggregateOperations.summing(int)).writeTo(Sinks.list("sum"))
     noCombine = attrs.evolve(AggregateOperations.counting(), combineFn=None)
     numbers.groupingKey(wholeItem()).aggregate(noCombine).writeTo(Sinks.list("counts"))
-    tables = [p.readFrom(Sources.items([(n, str(n))])).setName(f"table {n}") for n in (1, 2)]
+    tables = [table(p.readFrom(Sources.items([(n, str(n))])), n) for n in (1, 2)]
     clause = JoinClause.onKeys(lambda n: n, lambda entry: entry[0])
     numbers.hashJoin2(tables[0], clause, tables[1], clause, lambda n, a, b: (n, a, b)).writeTo(Sinks.list("j"))
+    return p, numbers
+
+
+def test_stages_of_several_vertices_map_to_all_of_them():
+    p, _ = severalVertexStages()
     vertices = plan(p).stageVertices()
     assert vertices["sort"] == ("sort", "sort-collect")
     assert vertices["distinct"] == ("distinct-prepare", "distinct")
