@@ -155,12 +155,14 @@ class DagBuilder:
         return self._roles[self._exits[index].name].stages[-1]
 
     def build(self) -> LoweredDag:
-        """Return the DAG of everything added, checked edge by edge, with roles and reasons."""
+        """Return the DAG of everything added, checked edge by edge, with roles and reasons;
+        each edge joins the final vertices of its names (``setExit`` replaces a peeked one)."""
         dag = DAG()
         for vertex in self._vertices.values():
             dag.vertex(vertex)
         for edge in self._edges:
-            dag.edge(edge)
+            source, destination = self._vertices[edge.sourceName], self._vertices[edge.destName]
+            dag.edge(attrs.evolve(edge, source=source, destination=destination))
         return LoweredDag(dag, dict(self._roles), tuple(self._reasons))
 
     def addEdges(self, index: int, vertex: Vertex, customize: EdgeCustomizer = lambda e: e) -> None:

@@ -4,7 +4,7 @@ import functools
 import inspect
 import logging
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from sparkjet.coredag.model.metrics import TaskMetrics
 
 ALL_ORDINALS = -1
+_NUMBERED_ORDINALS = 4
+"""The highest ordinal with its own ``tryProcessN`` method."""
 _NOTHING = object()
 
 
@@ -71,6 +73,11 @@ class Inbox:
         return iter(self._items)
 
 
+def _ordinals(ordinal: int | Sequence[int]) -> tuple[int, ...]:
+    """Return the bucket ordinals an offer names: one ordinal, or several."""
+    return (ordinal,) if isinstance(ordinal, int) else tuple(ordinal)
+
+
 class Outbox:
     """A bucket per outbound ordinal; a full bucket refuses items until the engine drains it."""
 
@@ -78,23 +85,25 @@ class Outbox:
         self._buckets: list[list] = [[] for _ in range(bucketCount)]
         self._capacity = capacity
         self._refused = _NOTHING
-        self._refusedOrdinal = ALL_ORDINALS
+        self._refusedOrdinals: tuple[int, ...] = ()
         self._acceptedBy: set[int] = set()
 
     def bucketCount(self) -> int:
         """Return the number of buckets, one per outbound edge."""
         return len(self._buckets)
 
-    def offer(self, item, ordinal: int = ALL_ORDINALS) -> bool:
-        """Offer ``item`` to the bucket of ``ordinal`` (-1: every bucket); False if refused."""
-        self._checkReoffer(item, ordinal)
-        ordinals = range(len(self._buckets)) if ordinal == ALL_ORDINALS else (ordinal,)
+    def offer(self, item, ordinal: int | Sequence[int] = ALL_ORDINALS) -> bool:
+        """Offer ``item`` to the bucket of ``ordinal``, or of each of several ordinals (-1:
+        every bucket); False if a bucket refused it, and then only that bucket and the ones
+        after it get the item when it is offered again."""
+        ordinals = tuple(range(len(self._buckets))) if ordinal == ALL_ORDINALS else _ordinals(ordinal)
+        self._checkReoffer(item, ordinals)
         for target in ordinals:
             if target in self._acceptedBy:
                 continue
             bucket = self._bucket(target)
             if self._capacity is not None and len(bucket) >= self._capacity:
-                self._refused, self._refusedOrdinal = item, ordinal
+                self._refused, self._refusedOrdinals = item, ordinals
                 return False
             bucket.append(item)
             self._acceptedBy.add(target)
@@ -122,11 +131,11 @@ class Outbox:
             )
         return self._buckets[ordinal]
 
-    def _checkReoffer(self, item, ordinal: int) -> None:
+    def _checkReoffer(self, item, ordinals: tuple[int, ...]) -> None:
         if self._refused is _NOTHING:
             return
         same = item is self._refused or item == self._refused
-        if not same or ordinal != self._refusedOrdinal:
+        if not same or ordinals != self._refusedOrdinals:
             raise ProcessorContractError(
                 f"A processor offered {shorten(item)} after the outbox refused "
                 f"{shorten(self._refused)}: it must offer the refused item again first"
@@ -211,63 +220,66 @@ class AbstractProcessor(Processor):
         """Override to prepare state once the context is known."""
 
     def process(self, ordinal: int, inbox: Inbox) -> None:
-        """Offer each item to ``tryProcess(ordinal, item)``, stopping at the first refusal."""
-        tryItem = self.tryProcess if _handlesItems(type(self)) else self._dispatch
+        """Offer each item to ``tryProcessN(item)`` for ordinals 0 to 4 and to
+        ``tryProcess(ordinal, item)`` above, stopping at the first refusal, as Jet does."""
+        tryItem = (
+            getattr(self, f"tryProcess{ordinal}")
+            if ordinal <= _NUMBERED_ORDINALS
+            else functools.partial(self.tryProcess, ordinal)
+        )
         while not inbox.isEmpty():
-            if not tryItem(ordinal, inbox.peek()):
+            if not tryItem(inbox.peek()):
                 return
             inbox.remove()
 
     def tryProcess(self, ordinal: int | None = None, item=None) -> bool:
-        """Without arguments: the idle hook. With both: dispatch ``item`` to ``tryProcessN``.
+        """Without arguments: the idle hook. With both: process ``item`` of inbound ``ordinal``.
 
-        Override it with ``(ordinal, item)`` parameters to handle every ordinal in one
-        place, or with none to do idle-time work; ``tryProcess0..4`` keep working then.
+        Jet's two methods share this name: override it with ``(ordinal, item)`` parameters to
+        handle the items of every ordinal that has no ``tryProcessN`` of its own, or with none
+        to do idle-time work (or with both defaulting to None, for both).
         """
         if ordinal is None:
             return True
-        return self._dispatch(ordinal, item)
-
-    def _dispatch(self, ordinal: int, item) -> bool:
-        handler = (
-            self.tryProcess0,
-            self.tryProcess1,
-            self.tryProcess2,
-            self.tryProcess3,
-            self.tryProcess4,
+        raise ProcessorContractError(
+            f"{type(self).__name__} got an item on ordinal {ordinal} but implements neither "
+            f"tryProcess{ordinal}(item) nor tryProcess(ordinal, item)"
+            if ordinal <= _NUMBERED_ORDINALS
+            else f"{type(self).__name__} got an item on ordinal {ordinal} but does not implement "
+            "tryProcess(ordinal, item)"
         )
-        if ordinal >= len(handler):
-            raise ProcessorContractError(
-                f"{type(self).__name__} got an item on ordinal {ordinal}: override "
-                "tryProcess(ordinal, item) to handle ordinals above 4"
-            )
-        return handler[ordinal](item)
 
     def tryProcess0(self, item) -> bool:
-        """Process an item of ordinal 0; return False if it must be offered again."""
-        return self._missing(0)
+        """Process an item of ordinal 0 (by default: ``tryProcess(0, item)``); False to retry."""
+        return self._tryProcessAt(0, item)
 
     def tryProcess1(self, item) -> bool:
-        """Process an item of ordinal 1; return False if it must be offered again."""
-        return self._missing(1)
+        """Process an item of ordinal 1 (by default: ``tryProcess(1, item)``); False to retry."""
+        return self._tryProcessAt(1, item)
 
     def tryProcess2(self, item) -> bool:
-        """Process an item of ordinal 2; return False if it must be offered again."""
-        return self._missing(2)
+        """Process an item of ordinal 2 (by default: ``tryProcess(2, item)``); False to retry."""
+        return self._tryProcessAt(2, item)
 
     def tryProcess3(self, item) -> bool:
-        """Process an item of ordinal 3; return False if it must be offered again."""
-        return self._missing(3)
+        """Process an item of ordinal 3 (by default: ``tryProcess(3, item)``); False to retry."""
+        return self._tryProcessAt(3, item)
 
     def tryProcess4(self, item) -> bool:
-        """Process an item of ordinal 4; return False if it must be offered again."""
-        return self._missing(4)
+        """Process an item of ordinal 4 (by default: ``tryProcess(4, item)``); False to retry."""
+        return self._tryProcessAt(4, item)
 
-    def tryEmit(self, item, ordinal: int = ALL_ORDINALS) -> bool:
-        """Offer ``item`` to the outbox bucket of ``ordinal`` (-1: all buckets)."""
+    def _tryProcessAt(self, ordinal: int, item) -> bool:
+        if not _acceptsItems(type(self)):
+            return AbstractProcessor.tryProcess(self, ordinal, item)
+        return self.tryProcess(ordinal, item)
+
+    def tryEmit(self, item, ordinal: int | Sequence[int] = ALL_ORDINALS) -> bool:
+        """Offer ``item`` to the outbox bucket of ``ordinal`` (a sequence: of each of those
+        ordinals, as Jet's ``tryEmit(int[] ordinals, item)``; -1: all buckets)."""
         return self.outbox.offer(item, ordinal)
 
-    def emitFromTraverser(self, traverser: Iterator, ordinal: int = ALL_ORDINALS) -> bool:
+    def emitFromTraverser(self, traverser: Iterator, ordinal: int | Sequence[int] = ALL_ORDINALS) -> bool:
         """Emit the items of an iterator until the outbox refuses one; True when exhausted."""
         item = self._pendingItem
         if item is _NOTHING:
@@ -286,25 +298,25 @@ class AbstractProcessor(Processor):
         """Return a helper whose ``tryProcess(item)`` emits every item of ``mapFn(item)``."""
         return FlatMapper(self, mapFn, ordinal)
 
-    def _missing(self, ordinal: int) -> bool:
-        raise ProcessorContractError(
-            f"{type(self).__name__} got an item on ordinal {ordinal} but does not implement "
-            f"tryProcess{ordinal}(item)"
-        )
-
 
 @functools.cache
-def _handlesItems(processorClass: type) -> bool:
-    """Return whether the class's ``tryProcess`` takes an ordinal and an item."""
-    parameters = inspect.signature(processorClass.tryProcess).parameters
-    return len(parameters) >= 3
+def _acceptsItems(processorClass: type) -> bool:
+    """Return whether the class's ``tryProcess`` can be called with an ordinal and an item."""
+    return _canCall(processorClass.tryProcess, None, 0, None)
 
 
 @functools.cache
 def _idleHookNeedsItem(processorClass: type) -> bool:
     """Return whether the class's ``tryProcess`` cannot be called without arguments."""
-    parameters = list(inspect.signature(processorClass.tryProcess).parameters.values())[1:]
-    return any(p.default is inspect.Parameter.empty for p in parameters)
+    return not _canCall(processorClass.tryProcess, None)
+
+
+def _canCall(function: Callable, *arguments) -> bool:
+    try:
+        inspect.signature(function).bind(*arguments)
+    except TypeError:
+        return False
+    return True
 
 
 def callIdleHook(processor: Processor) -> bool:

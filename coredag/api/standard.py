@@ -8,6 +8,7 @@ import attrs
 
 from sparkjet.coredag.api.processor import Processor, ProcessorContext
 from sparkjet.coredag.model.dag import DAG
+from sparkjet.coredag.model.vertex import Vertex
 
 PartitionFunction = Callable[[Iterator], Iterator]
 BatchFunction = Callable[[Iterator[list]], Iterator[list]]
@@ -67,12 +68,11 @@ class StandardProcessorSupplier(abc.ABC):
 
 def preflightDag(dag: DAG) -> DAG:
     """Return a copy of ``dag`` whose standard suppliers checked their inputs and outputs."""
-    checked = DAG()
-    for vertex in dag.vertices():
-        supplier = vertex.processorSupplier
-        if isinstance(supplier, StandardProcessorSupplier):
-            vertex = attrs.evolve(vertex, processorSupplier=supplier.preflight())
-        checked.vertex(vertex)
-    for edge in dag.edges():
-        checked.edge(edge)
-    return checked
+    return dag.withVertices(_preflightVertex)
+
+
+def _preflightVertex(vertex: Vertex) -> Vertex:
+    supplier = vertex.processorSupplier
+    if isinstance(supplier, StandardProcessorSupplier):
+        return attrs.evolve(vertex, processorSupplier=supplier.preflight())
+    return vertex

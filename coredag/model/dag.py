@@ -1,7 +1,10 @@
 """The Core DAG: vertices joined by edges, validated with Jet's rules."""
 
 import collections
+import itertools
 from collections.abc import Callable, Iterator
+
+import attrs
 
 from sparkjet.coredag.errors import DagError
 from sparkjet.coredag.model.edge import Edge, RoutingPolicy
@@ -28,6 +31,20 @@ class DAG:
         self.vertex(vertex)
         return vertex
 
+    def newUniqueVertex(
+        self,
+        namePrefix: str,
+        processorSupplier: Callable[[], object],
+        localParallelism: int = LOCAL_PARALLELISM_USE_DEFAULT,
+    ) -> Vertex:
+        """Create a vertex named ``namePrefix``, or ``namePrefix-2``, ``-3``... where that is
+        taken, add it to this DAG and return it."""
+        name = namePrefix
+        for number in itertools.count(2):
+            if name not in self._vertices:
+                return self.newVertex(name, processorSupplier, localParallelism)
+            name = f"{namePrefix}-{number}"
+
     def vertex(self, vertex: Vertex) -> "DAG":
         """Add a vertex; its name must be new in this DAG."""
         if vertex.name in self._vertices:
@@ -37,14 +54,27 @@ class DAG:
         return self
 
     def edge(self, edge: Edge) -> "DAG":
-        """Add an edge between two vertices of this DAG."""
+        """Add an edge between two vertices of this DAG; several edges may join the same two
+        vertices, at ordinals of their own."""
         _checkEndpoints(edge, self._vertices)
         for existing in self._inbound[edge.destName] + self._outbound[edge.sourceName]:
-            _checkNoClash(edge, existing)
+            _checkOrdinalFree(edge, existing)
         self._edges.append(edge)
         self._inbound[edge.destName].append(edge)
         self._outbound[edge.sourceName].append(edge)
         return self
+
+    def withVertices(self, replace: Callable[[Vertex], Vertex]) -> "DAG":
+        """Return a copy whose vertices are ``replace(vertex)`` (same names), its edges rebound
+        to them."""
+        copy = DAG()
+        for vertex in self._vertices.values():
+            copy.vertex(replace(vertex))
+        for edge in self._edges:
+            copy.edge(attrs.evolve(
+                edge, source=copy.getVertex(edge.sourceName), destination=copy.getVertex(edge.destName)
+            ))
+        return copy
 
     def getVertex(self, name: str) -> Vertex:
         """Return the vertex called ``name``."""
@@ -70,7 +100,9 @@ class DAG:
         return sorted(self._outbound[self.getVertex(name).name], key=lambda e: e.sourceOrdinal)
 
     def __iter__(self) -> Iterator[Vertex]:
-        """Iterate the vertices in topological order (ties in the order they were added)."""
+        """Validate the DAG, then iterate its vertices in topological order (ties in the order
+        they were added), as Jet's ``iterator()`` does."""
+        self.validate()
         return iter(self.topologicalOrder())
 
     def topologicalOrder(self) -> list[Vertex]:
@@ -141,20 +173,24 @@ class DAG:
 def _checkEndpoints(edge: Edge, vertices: dict[str, Vertex]) -> None:
     if edge.destName is None:
         raise DagError(f"Edge has no destination: finish {edge!r} with .to(vertex)")
-    if edge.sourceName not in vertices:
-        raise DagError(f"Source vertex '{edge.sourceName}' is not in this DAG")
-    if edge.destName not in vertices:
-        raise DagError(f"Destination vertex '{edge.destName}' is not in this DAG")
+    _checkVertexOfDag(edge.sourceName, edge.source, "source", vertices)
+    _checkVertexOfDag(edge.destName, edge.destination, "destination", vertices)
     if edge.sourceName == edge.destName:
         raise DagError(f"Attempted to add an edge from {edge.sourceName} to itself")
 
 
-def _checkNoClash(edge: Edge, existing: Edge) -> None:
-    if existing.sourceName == edge.sourceName and existing.destName == edge.destName:
+def _checkVertexOfDag(name: str, vertex: Vertex | None, end: str, vertices: dict[str, Vertex]) -> None:
+    """An edge's end must be this DAG's vertex itself (an edge made from names alone names it)."""
+    if name not in vertices:
+        raise DagError(f"{end.capitalize()} vertex '{name}' is not in this DAG")
+    if vertex is not None and vertex is not vertices[name]:
         raise DagError(
-            f"This DAG already has an edge between '{edge.sourceName}' and '{edge.destName}': "
-            f"{existing!r}"
+            f"This DAG has a vertex called '{name}', but the supplied edge's {end} is a "
+            "different vertex with the same name"
         )
+
+
+def _checkOrdinalFree(edge: Edge, existing: Edge) -> None:
     if existing.destName == edge.destName and existing.destOrdinal == edge.destOrdinal:
         raise DagError(_ordinalTaken("an inbound", edge.destName, edge))
     if existing.sourceName == edge.sourceName and existing.sourceOrdinal == edge.sourceOrdinal:

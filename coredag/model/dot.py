@@ -22,6 +22,7 @@ ROUTING_DRAWING = {
     RoutingPolicy.PARTITIONED: ("#0072B2", "diamond"),
     RoutingPolicy.BROADCAST: ("#D55E00", "crow"),
     RoutingPolicy.ALL_TO_ONE: ("#CC79A7", "box"),
+    RoutingPolicy.FANOUT: ("#E69F00", "vee"),
 }
 """The colour (Okabe and Ito's, which colour-blind readers tell apart) and the arrowhead of
 each routing policy."""
@@ -39,6 +40,7 @@ def jetEdgeLabel(edge: Edge) -> str:
         RoutingPolicy.PARTITIONED: "partitioned",
         RoutingPolicy.ALL_TO_ONE: "partitioned",
         RoutingPolicy.BROADCAST: "broadcast",
+        RoutingPolicy.FANOUT: "fanout",
     }[edge.routing]
     labels = ["distributed"] if edge.isDistributed else []
     labels += [routing] if routing else []
@@ -211,12 +213,12 @@ def dagToGraphviz(
     metrics: JobMetrics | None = None,
     groups: Mapping[str, tuple[str, ...]] | None = None,
     defaultParallelism: int | None = None,
-    exchanges: Mapping[tuple[str, str], Exchange] | None = None,
+    exchanges: Mapping[tuple[str, int], Exchange] | None = None,
 ) -> graphviz.Digraph:
     """Return a left-to-right picture of ``dag``: vertices with their parallelism, edges by kind
     (see edgeDrawing), each group of vertices (by default each prepare and combine pair) in a
     cluster labelled by its key; given a job's ``metrics``, its figures, edge widths by items;
-    given the ``exchanges`` of its edges by ``(source, destination)`` names (a physical plan's
+    given the ``exchanges`` of its edges by source name and ordinal (a physical plan's
     ``exchanges()``), shuffled edges bold and labelled ``shuffle``, the others dashed."""
     graph = graphviz.Digraph(
         "DAG", graph_attr={"rankdir": "LR"}, node_attr={"shape": "box", "style": "rounded"}
@@ -268,13 +270,13 @@ def addEdges(
     ids: Mapping[str, str],
     dag: DAG,
     metrics: JobMetrics | None,
-    exchanges: Mapping[tuple[str, str], Exchange] | None = None,
+    exchanges: Mapping[tuple[str, int], Exchange] | None = None,
 ) -> None:
     """Draw each edge of ``dag`` into ``graph``, ``edge-0``, ``edge-1``, ... in DAG order."""
-    figures = [metrics.edge(e.sourceName, e.destName) if metrics is not None else None for e in dag.edges()]
+    figures = [metrics.edge(e.sourceName, e.destName, e.sourceOrdinal) if metrics is not None else None for e in dag.edges()]
     mostItems = max((f.items for f in figures if f is not None), default=0)
     for number, (edge, edgeFigures) in enumerate(zip(dag.edges(), figures)):
-        exchange = (exchanges or {}).get((edge.sourceName, edge.destName))
+        exchange = (exchanges or {}).get((edge.sourceName, edge.sourceOrdinal))
         caption = edgeLines(edge, edgeFigures, exchange)
         graph.edge(
             ids[edge.sourceName],

@@ -18,6 +18,7 @@ class RoutingPolicy(enum.Enum):
     PARTITIONED = "partitioned"
     BROADCAST = "broadcast"
     ALL_TO_ONE = "all-to-one"
+    FANOUT = "fanout"
 
 
 @attrs.frozen
@@ -45,28 +46,39 @@ class Edge:
     priorityNumber: int = 0
     ordering: Ordering | None = None
     config: EdgeConfig = attrs.field(factory=EdgeConfig)
+    source: Vertex | None = attrs.field(default=None, kw_only=True, eq=False, repr=False)
+    """The source vertex itself, which a DAG checks is its own and not another of that name."""
+    destination: Vertex | None = attrs.field(default=None, kw_only=True, eq=False, repr=False)
+    """The destination vertex itself, checked as ``source`` is."""
 
     @classmethod
     def between(cls, source: Vertex, destination: Vertex) -> "Edge":
         """Return an edge from ordinal 0 of ``source`` to ordinal 0 of ``destination``."""
-        return cls(source.name, 0, destination.name, 0)
+        return cls(source.name, 0, destination.name, 0, source=source, destination=destination)
 
     @classmethod
     def from_(cls, source: Vertex, ordinal: int = 0) -> "Edge":
         """Return a half-built edge leaving ``source`` at ``ordinal``; finish it with ``to()``."""
-        return cls(source.name, ordinal)
+        return cls(source.name, ordinal, source=source)
 
     def to(self, destination: Vertex, ordinal: int = 0) -> "Edge":
         """Return this edge arriving at ``destination`` at ``ordinal``."""
-        return attrs.evolve(self, destName=destination.name, destOrdinal=ordinal)
+        return attrs.evolve(self, destName=destination.name, destOrdinal=ordinal, destination=destination)
 
     def unicast(self) -> "Edge":
         """Send each item to exactly one downstream processor (the default)."""
         return self._routed(RoutingPolicy.UNICAST)
 
     def isolated(self) -> "Edge":
-        """Connect upstream processor i only to downstream processor i; local edges only."""
+        """Set up isolated paths: where the upstream has no more processors than the downstream,
+        each downstream processor hears from one upstream processor; where it has no fewer,
+        each upstream processor sends to one downstream processor. Local edges only."""
         return self._routed(RoutingPolicy.ISOLATED)
+
+    def fanout(self) -> "Edge":
+        """Send each item to one processor on every member: a sparkjet job is one member, so
+        this is unicast, as Jet's FANOUT is on a cluster of one."""
+        return self._routed(RoutingPolicy.FANOUT)
 
     def broadcast(self) -> "Edge":
         """Send every item to every downstream processor."""
@@ -129,6 +141,7 @@ def _builder_call(edge: Edge) -> str:
         RoutingPolicy.UNICAST: "",
         RoutingPolicy.ISOLATED: ".isolated()",
         RoutingPolicy.BROADCAST: ".broadcast()",
+        RoutingPolicy.FANOUT: ".fanout()",
         RoutingPolicy.ALL_TO_ONE: ".allToOne()",
         RoutingPolicy.PARTITIONED: (
             ".partitioned(?)"

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 import attrs
 
 from sparkjet.coredag.model.dag import DAG
+from sparkjet.coredag.model.edge import Edge
 
 _END = object()
 
@@ -63,10 +64,11 @@ class TaskMetrics:
         self._stageCounts.append((vertexName, stageNames, counts))
         return counts
 
-    def countShuffled(self, sourceName: str, destName: str, items: int, pickledBytes: int) -> None:
-        """Count a packet of ``items`` sent across the shuffle of an edge."""
-        self._counts["edgeItems", sourceName, destName] += items
-        self._counts["edgeBytes", sourceName, destName] += pickledBytes
+    def countShuffled(self, sourceName: str, sourceOrdinal: int, items: int, pickledBytes: int) -> None:
+        """Count a packet of ``items`` sent across the shuffle of the edge leaving vertex
+        ``sourceName`` at ``sourceOrdinal``."""
+        self._counts["edgeItems", sourceName, sourceOrdinal] += items
+        self._counts["edgeBytes", sourceName, sourceOrdinal] += pickledBytes
 
     def total(self) -> Counter:
         """Return every count of the task, the fused stages' included; consecutive steps of
@@ -111,6 +113,7 @@ class EdgeMetrics:
     destName: str
     items: int
     shuffleBytes: int | None
+    sourceOrdinal: int = 0
 
 
 @attrs.frozen
@@ -125,15 +128,10 @@ class JobMetrics:
     @classmethod
     def of(cls, jobName: str, seconds: float, dag: DAG, counts: Counter, shuffled: set) -> "JobMetrics":
         """Summarize the accumulated ``counts`` of ``dag``; ``shuffled`` holds the (source,
-        destination) pairs of edges that crossed a shuffle."""
+        source ordinal) pairs of edges that crossed a shuffle."""
         vertices = tuple(_vertexMetrics(vertex.name, counts) for vertex in dag)
         itemsIn = {vertex.name: vertex.itemsIn for vertex in vertices}
-        edges = tuple(
-            EdgeMetrics(e.sourceName, e.destName, counts["edgeItems", e.sourceName, e.destName], counts["edgeBytes", e.sourceName, e.destName])
-            if (e.sourceName, e.destName) in shuffled
-            else EdgeMetrics(e.sourceName, e.destName, itemsIn[e.destName], None)
-            for e in dag.edges()
-        )
+        edges = tuple(_edgeMetrics(e, counts, shuffled, itemsIn) for e in dag.edges())
         return cls(jobName, seconds, vertices, edges)
 
     def vertex(self, name: str) -> VertexMetrics:
@@ -149,12 +147,22 @@ class JobMetrics:
         vertex = self.vertex(name)
         return StageMetrics(name, vertex.itemsIn, vertex.itemsOut)
 
-    def edge(self, sourceName: str, destName: str) -> EdgeMetrics:
-        """Return the figures of the edge from ``sourceName`` to ``destName``."""
-        for edge in self.edges:
-            if (edge.sourceName, edge.destName) == (sourceName, destName):
-                return edge
-        raise KeyError(f"Job '{self.jobName}' has no edge {sourceName} -> {destName}")
+    def edge(self, sourceName: str, destName: str, sourceOrdinal: int | None = None) -> EdgeMetrics:
+        """Return the figures of the edge from ``sourceName`` to ``destName``; where several
+        join the two, of the one leaving at ``sourceOrdinal``."""
+        found = [
+            edge for edge in self.edges
+            if (edge.sourceName, edge.destName) == (sourceName, destName)
+            and sourceOrdinal in (None, edge.sourceOrdinal)
+        ]
+        if len(found) > 1:
+            raise KeyError(
+                f"Job '{self.jobName}' has {len(found)} edges {sourceName} -> {destName}: "
+                "give the sourceOrdinal of the one you mean"
+            )
+        if not found:
+            raise KeyError(f"Job '{self.jobName}' has no edge {sourceName} -> {destName}")
+        return found[0]
 
     def format(self) -> str:
         """Return the figures as a table of text, one vertex (and fused stage) per line."""
@@ -170,6 +178,15 @@ class JobMetrics:
             through = "kept in their tasks" if edge.shuffleBytes is None else f"{edge.shuffleBytes:,} bytes shuffled"
             lines.append(f"  {edge.sourceName} -> {edge.destName}: {counted(edge.items, 'item')}, {through}")
         return "\n".join(lines)
+
+
+def _edgeMetrics(edge: Edge, counts: Counter, shuffled: set, itemsIn: dict[str, int]) -> EdgeMetrics:
+    """A shuffled edge counted its packets; any other is its destination's only input."""
+    source, ordinal = edge.sourceName, edge.sourceOrdinal
+    if (source, ordinal) in shuffled:
+        items, shuffleBytes = counts["edgeItems", source, ordinal], counts["edgeBytes", source, ordinal]
+        return EdgeMetrics(source, edge.destName, items, shuffleBytes, ordinal)
+    return EdgeMetrics(source, edge.destName, itemsIn[edge.destName], None, ordinal)
 
 
 def _vertexMetrics(name: str, counts: Counter) -> VertexMetrics:

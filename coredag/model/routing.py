@@ -31,6 +31,7 @@ class Route:
     fixedTarget: int
     narrow: bool
     sourceName: str
+    sourceOrdinal: int
     destName: str
     keyOwner: str
     """Whom an error of the key function or of partitioning names: the destination's stage
@@ -53,7 +54,7 @@ class Route:
             fixedTarget = DefaultPartitioner().getPartition(edge.allToOneKey, downstreamCount)
         return cls(
             edge.routing, edge.keyFn, edge.partitioner, upstreamCount, downstreamCount,
-            fixedTarget, narrow, edge.sourceName, edge.destName,
+            fixedTarget, narrow, edge.sourceName, edge.sourceOrdinal, edge.destName,
             destination.stageName if destination.definedAt else f"key of edge {edge.sourceName} -> {edge.destName}",
         )
 
@@ -86,8 +87,11 @@ class Route:
         return ((self.fixedTarget, item) for item in items)
 
     def _isolated(self, index: int, items: Iterator) -> Iterator[tuple[int, object]]:
-        """Processor i feeds the downstream processors congruent to i, round-robin."""
-        return zip(itertools.cycle(range(index, self.downstreamCount, self.upstreamCount)), items)
+        """Processor i feeds, round-robin, the downstream processors j with ``j mod U = i mod D``
+        (Jet's rule): those congruent to i where U <= D, processor ``i mod D`` alone where U >= D."""
+        upstream, downstream = self.upstreamCount, self.downstreamCount
+        targets = [j for j in range(downstream) if j % upstream == index % downstream]
+        return zip(itertools.cycle(targets), items)
 
     def _unicast(self, index: int, items: Iterator) -> Iterator[tuple[int, object]]:
         """Round-robin over all downstream processors, each upstream starting at its own."""
@@ -110,7 +114,8 @@ ROUTERS = {
     RoutingPolicy.PARTITIONED: Router(Route._partitioned, "each key to one processor of the job"),
     RoutingPolicy.BROADCAST: Router(Route._broadcast, "every processor gets every item"),
     RoutingPolicy.ALL_TO_ONE: Router(Route._allToOne, "every item to one processor"),
-    RoutingPolicy.ISOLATED: Router(Route._isolated, "processor i feeds the processors congruent to i"),
+    RoutingPolicy.ISOLATED: Router(Route._isolated, "each processor feeds, or is fed by, processors of its own"),
+    RoutingPolicy.FANOUT: Router(Route._unicast, "one processor on every member: a job is one member, so unicast"),
 }
 """Each routing policy's router: a new policy is a member of RoutingPolicy and a router here."""
 

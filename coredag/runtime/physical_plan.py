@@ -11,7 +11,6 @@ from collections.abc import Mapping
 import attrs
 
 from sparkjet.coredag.api.standard import StandardProcessorSupplier
-from sparkjet.coredag.errors import DagError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.edge import Edge, RoutingPolicy
 from sparkjet.coredag.model.exchange import Exchange
@@ -56,6 +55,7 @@ class EdgePlan:
     U feed processor ``i * D // U``, so its items keep their place even through a shuffle."""
 
     sourceName: str
+    sourceOrdinal: int
     destName: str
     exchange: Exchange
     narrow: bool
@@ -88,20 +88,21 @@ class PhysicalPlan:
     def edge(self, edge: Edge) -> EdgePlan:
         """Return the plan of ``edge`` (of the DAG this plan was made for)."""
         for planned in self.edges:
-            if (planned.sourceName, planned.destName) == (edge.sourceName, edge.destName):
+            if (planned.sourceName, planned.sourceOrdinal) == (edge.sourceName, edge.sourceOrdinal):
                 return planned
-        raise KeyError(f"The physical plan has no edge {edge.sourceName} -> {edge.destName}")
+        raise KeyError(f"The physical plan has no edge {edge!r}")
 
     def exchangeOf(self, edge: Edge) -> Exchange:
         """Return how ``edge`` crosses between Spark tasks."""
         return self.edge(edge).exchange
 
-    def exchanges(self) -> dict[tuple[str, str], Exchange]:
-        """Return each edge's exchange by its ``(source, destination)`` names (for the picture)."""
-        return {(e.sourceName, e.destName): e.exchange for e in self.edges}
+    def exchanges(self) -> dict[tuple[str, int], Exchange]:
+        """Return each edge's exchange by its source's name and ordinal, which tell an edge
+        apart from the others joining the same two vertices (for the picture)."""
+        return {(e.sourceName, e.sourceOrdinal): e.exchange for e in self.edges}
 
-    def shuffledEdges(self) -> set[tuple[str, str]]:
-        """Return the ``(source, destination)`` names of the edges that cross a shuffle."""
+    def shuffledEdges(self) -> set[tuple[str, int]]:
+        """Return the source names and ordinals of the edges that cross a shuffle."""
         return {pair for pair, exchange in self.exchanges().items() if exchange is Exchange.SHUFFLED}
 
     def lines(self) -> list[str]:
@@ -140,13 +141,10 @@ def physicalPlan(
     dag: DAG, defaultParallelism: int, inputBytes: Mapping[str, int | None] | None = None
 ) -> PhysicalPlan:
     """Return what will run for a validated ``dag`` on a session of ``defaultParallelism``,
-    given its sources' ``inputBytes`` (from ``measureInputBytes``; None: unknown, not small).
-
-    Raises a DagError where an isolated edge goes into fewer processors than it comes from."""
+    given its sources' ``inputBytes`` (from ``measureInputBytes``; None: unknown, not small)."""
     total = _totalBytes(inputBytes)
     default = 1 if total is not None and total < SMALL_JOB_BYTES else defaultParallelism
     parallelism = {v.name: v.determineLocalParallelism(default) for v in dag}
-    _checkIsolatedEdges(dag, parallelism)
     beside = _listSinksBesideTheirUpstream(dag, parallelism)
     parallelism |= beside
     vertices = tuple(
@@ -168,17 +166,6 @@ def _origin(vertex: Vertex, beside: Mapping[str, int], default: int, sessionDefa
     if vertex.localParallelism != LOCAL_PARALLELISM_USE_DEFAULT:
         return "its own"
     return "the default" if default == sessionDefault else "a small job"
-
-
-def _checkIsolatedEdges(dag: DAG, parallelism: Mapping[str, int]) -> None:
-    for edge in dag.edges():
-        upstream, downstream = parallelism[edge.sourceName], parallelism[edge.destName]
-        if edge.routing is RoutingPolicy.ISOLATED and downstream < upstream:
-            raise DagError(
-                f"The edge {edge!r} specifies the ISOLATED routing policy, but the downstream "
-                f"vertex parallelism ({downstream}) is less than the upstream vertex "
-                f"parallelism ({upstream})"
-            )
 
 
 def _listSinksBesideTheirUpstream(dag: DAG, parallelism: Mapping[str, int]) -> dict[str, int]:
@@ -222,7 +209,7 @@ def _edgePlan(dag: DAG, edge: Edge, parallelism: Mapping[str, int]) -> EdgePlan:
         exchange = Exchange.SHUFFLED
     else:
         exchange = Exchange.NARROW if upstream == downstream else Exchange.COALESCED
-    return EdgePlan(edge.sourceName, edge.destName, exchange, narrow, reason)
+    return EdgePlan(edge.sourceName, edge.sourceOrdinal, edge.destName, exchange, narrow, reason)
 
 
 def _narrowness(edge: Edge, upstream: int, downstream: int, destination: object) -> tuple[bool, str]:
@@ -234,11 +221,11 @@ def _narrowness(edge: Edge, upstream: int, downstream: int, destination: object)
         return False, f"a distributed {routing} edge: {ROUTERS[edge.routing].promise}"
     if downstream == 1:
         return True, f"a local edge into parallelism 1, from {upstream}"
-    if edge.routing in (RoutingPolicy.UNICAST, RoutingPolicy.ISOLATED):
+    if edge.routing in (RoutingPolicy.UNICAST, RoutingPolicy.ISOLATED, RoutingPolicy.FANOUT):
         if downstream == upstream:
             return True, f"a local {routing} edge between equal parallelisms"
-        if downstream < upstream and edge.routing is RoutingPolicy.UNICAST:
-            return True, f"a local unicast edge into fewer processors, {upstream} -> {downstream}"
+        if downstream < upstream:
+            return True, f"a local {routing} edge into fewer processors, {upstream} -> {downstream}"
         promise = ROUTERS[edge.routing].promise
         return False, f"a local {routing} edge into more processors, {upstream} -> {downstream}: {promise}"
     if downstream == upstream and getattr(destination, "acceptsAnyRouting", False) and (

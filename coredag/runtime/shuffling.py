@@ -29,7 +29,7 @@ def routeItems(
     try:
         for target, packet in packets(pairs, route.downstreamCount, packetSizeLimit, pickled):
             data = pickled(packet)
-            metrics.countShuffled(route.sourceName, route.destName, len(packet), len(data))
+            metrics.countShuffled(route.sourceName, route.sourceOrdinal, len(packet), len(data))
             yield target, data
     except TRANSPORTED as error:
         raise TransportedError(error) from None

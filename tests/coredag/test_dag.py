@@ -81,11 +81,82 @@ def test_self_edge_is_rejected():
     assert str(raised.value) == "Attempted to add an edge from a to itself"
 
 
-def test_second_edge_between_same_vertices_is_rejected():
+def test_multigraph_is_valid():
+    """Jet's DAGTest.when_multigraph_then_valid: edges between the same two vertices, at
+    ordinals of their own."""
     dag, (a, b) = dagWith("a", "b")
     dag.edge(Edge.from_(a, 0).to(b, 0))
-    with pytest.raises(DagError, match="This DAG already has an edge between 'a' and 'b'"):
-        dag.edge(Edge.from_(a, 1).to(b, 1))
+    dag.edge(Edge.from_(a, 1).to(b, 1))
+    assert [(e.sourceOrdinal, e.destOrdinal) for e in dag.getInboundEdges("b")] == [(0, 0), (1, 1)]
+    assert [v.name for v in dag.validate()] == ["a", "b"]
+
+
+def test_multigraph_still_needs_free_ordinals():
+    dag, (a, b) = dagWith("a", "b")
+    dag.edge(Edge.from_(a, 0).to(b, 0))
+    with pytest.raises(DagError, match="Vertex 'b' already has an inbound edge at ordinal 0"):
+        dag.edge(Edge.from_(a, 1).to(b, 0))
+
+
+def test_different_source_with_same_name_is_refused():
+    """Jet's DAGTest.when_differentSourceWithSameName_then_illegalArgument."""
+    a1, a2, b = Vertex("a", hash), Vertex("a", str), Vertex("b", noop)
+    dag = DAG().vertex(a1).vertex(b)
+    with pytest.raises(DagError) as raised:
+        dag.edge(Edge.between(a2, b))
+    assert str(raised.value) == (
+        "This DAG has a vertex called 'a', but the supplied edge's source is a different vertex "
+        "with the same name"
+    )
+
+
+def test_different_destination_with_same_name_is_refused():
+    """Jet's DAGTest.when_differentDestinationWithSameName_then_illegalArgument; an equal
+    value is still another vertex, as Jet compares vertices by identity."""
+    a, b1, b2 = Vertex("a", noop), Vertex("b", noop), Vertex("b", noop)
+    dag = DAG().vertex(a).vertex(b1)
+    with pytest.raises(DagError) as raised:
+        dag.edge(Edge.between(a, b2))
+    assert str(raised.value) == (
+        "This DAG has a vertex called 'b', but the supplied edge's destination is a different "
+        "vertex with the same name"
+    )
+
+
+def test_new_unique_vertex_numbers_taken_names():
+    """Jet's DAGTest.when_newUniqueVertex_then_hasIt."""
+    dag = DAG()
+    a0 = dag.newUniqueVertex("a", noop)
+    assert dag.getVertex("a") is a0
+    a1 = dag.newUniqueVertex("a", noop)
+    assert dag.getVertex("a-2") is a1
+    assert dag.newUniqueVertex("a", noop, 3) is dag.getVertex("a-3")
+    assert dag.getVertex("a-3").localParallelism == 3
+
+
+def test_with_vertices_rebinds_every_edge_to_the_replaced_vertices():
+    dag, (a, b) = dagWith("a", "b")
+    dag.edge(Edge.from_(a, 0).to(b, 0)).edge(Edge.from_(a, 1).to(b, 1))
+    copy = dag.withVertices(lambda vertex: Vertex(vertex.name, str, 2))
+    assert [v.localParallelism for v in copy.vertices()] == [2, 2]
+    assert all(
+        e.source is copy.getVertex("a") and e.destination is copy.getVertex("b") for e in copy.edges()
+    )
+    assert [(e.sourceOrdinal, e.destOrdinal) for e in copy.edges()] == [(0, 0), (1, 1)]
+    assert dag.getVertex("a") is a
+
+
+def test_iterating_an_empty_dag_validates_it():
+    """Jet's ``iterator()`` validates: an empty DAG fails when iterated, not only in validate()."""
+    with pytest.raises(DagError, match="DAG must contain at least one vertex"):
+        list(DAG())
+
+
+def test_iterating_a_dag_with_an_ordinal_gap_validates_it():
+    dag, (a, b, c) = dagWith("a", "b", "c")
+    dag.edge(Edge.from_(a, 0).to(c, 0)).edge(Edge.from_(b, 0).to(c, 2))
+    with pytest.raises(DagError, match=r"Input ordinals for vertex c are not properly numbered. Actual: \[0, 2\]"):
+        list(dag)
 
 
 def test_inbound_ordinal_taken_hints_at_from_to():

@@ -74,13 +74,13 @@ def counts() -> Counter:
             ("stageIn", "fused", "map"): 10, ("stageOut", "fused", "map"): 10,
             ("stageIn", "fused", "filter"): 10, ("stageOut", "fused", "filter"): 1,
             ("processors", "sink"): 1, ("itemsIn", "sink"): 1, ("itemsOut", "sink"): 1,
-            ("edgeItems", "fused", "sink"): 1, ("edgeBytes", "fused", "sink"): 42,
+            ("edgeItems", "fused", 0): 1, ("edgeBytes", "fused", 0): 42,
         }
     )
 
 
 def test_job_metrics_summarize_vertices_stages_and_edges():
-    metrics = JobMetrics.of("job", 1.5, dag(), counts(), {("fused", "sink")})
+    metrics = JobMetrics.of("job", 1.5, dag(), counts(), {("fused", 0)})
     fused = metrics.vertex("fused")
     assert (fused.itemsIn, fused.itemsOut, fused.seconds, fused.processors) == (10, 1, 2.0, 2)
     assert [stage.name for stage in fused.stages] == ["map", "filter"]

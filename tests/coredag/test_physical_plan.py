@@ -2,18 +2,13 @@
 
 import pytest
 
-from sparkjet.coredag import DAG, AbstractProcessor, AggregateOperation, DagError, Edge
+from sparkjet.coredag import DAG, AbstractProcessor, AggregateOperation, Edge
 from sparkjet.coredag.model.exchange import Exchange
 from sparkjet.coredag.model.vertex import LOCAL_PARALLELISM_USE_DEFAULT
 from sparkjet.coredag.processors.aggregation import AccumulateByKeyP, AggregateP, CombineByKeyP
 from sparkjet.coredag.processors.sinks import ListSinkP
 from sparkjet.coredag.processors.sources import ItemsP
-from sparkjet.coredag.runtime.physical_plan import (
-    SMALL_JOB_BYTES,
-    Loop,
-    measureInputBytes,
-    physicalPlan,
-)
+from sparkjet.coredag.runtime.physical_plan import SMALL_JOB_BYTES, Loop, measureInputBytes, physicalPlan
 
 DEFAULT = LOCAL_PARALLELISM_USE_DEFAULT
 COUNT = AggregateOperation(int, lambda total, _: total + 1, lambda a, b: a + b)
@@ -140,7 +135,7 @@ def test_the_inputs_of_a_vertex_with_several_are_shuffled_keeping_narrow_routes(
     assert (fromA.exchange, fromA.narrow) == (Exchange.SHUFFLED, True)
     assert (fromB.exchange, fromB.narrow) == (Exchange.SHUFFLED, False)
     assert fromA.reason.endswith("; one of 2 inputs of 'join', merged by priority")
-    assert plan.shuffledEdges() == {("a", "join"), ("b", "join")}
+    assert plan.shuffledEdges() == {("a", 0), ("b", 0)}
 
 
 def test_a_user_processor_runs_the_cooperative_loop_and_a_standard_one_the_standard_loop():
@@ -166,10 +161,24 @@ def test_a_user_processor_with_two_outbound_edges_emits_into_two_buckets():
     assert (plan.vertex("user").buckets, plan.vertex("source").buckets) == (2, 1)
 
 
-def test_an_isolated_edge_into_fewer_processors_is_refused():
-    dag, _ = chain(("source", ItemsP((1,)), 3), ("user", Doubler, 2), edgeOf=Edge.isolated)
-    with pytest.raises(DagError, match=r"ISOLATED routing policy, but the downstream vertex parallelism \(2\)"):
-        physicalPlan(dag, 8)
+def test_an_isolated_edge_into_fewer_processors_is_coalesced():
+    """Jet 4.4 allows LP_upstream >= LP_downstream on an isolated edge: each upstream
+    processor sends to one downstream processor, so the items stay in their tasks."""
+    dag, (edge,) = chain(("source", ItemsP((1,)), 3), ("user", Doubler, 2), edgeOf=Edge.isolated)
+    planned = physicalPlan(dag, 8).edge(edge)
+    assert (planned.exchange, planned.narrow) == (Exchange.COALESCED, True)
+    assert planned.reason == "a local isolated edge into fewer processors, 3 -> 2"
+
+
+def test_a_multigraph_plans_each_edge_on_its_own():
+    dag = DAG()
+    a, b = dag.newVertex("a", ItemsP((1,)), 2), dag.newVertex("b", Doubler, 2)
+    dag.edge(Edge.from_(a, 0).to(b, 0)).edge(Edge.from_(a, 1).to(b, 1).partitioned(str))
+    plan = physicalPlan(dag, 8)
+    first, second = (plan.edge(e) for e in dag.getInboundEdges("b"))
+    assert (first.sourceOrdinal, first.narrow) == (0, True)
+    assert (second.sourceOrdinal, second.narrow) == (1, False)
+    assert plan.shuffledEdges() == {("a", 0), ("a", 1)}
 
 
 def test_the_plan_reads_as_text_one_line_per_vertex_and_edge():
@@ -201,7 +210,7 @@ def test_a_small_jobs_heading_says_why():
 def test_the_exchanges_by_edge_feed_the_picture():
     dag = wordCountDag()
     plan = physicalPlan(dag, 2)
-    assert plan.exchanges()[("count-prepare", "count")] is Exchange.SHUFFLED
+    assert plan.exchanges()[("count-prepare", 0)] is Exchange.SHUFFLED
     assert [plan.exchangeOf(e) for e in dag.edges()] == [
         Exchange.NARROW, Exchange.NARROW, Exchange.SHUFFLED, Exchange.NARROW
     ]

@@ -176,8 +176,7 @@ def test_ordinal_above_four_needs_an_override():
     with pytest.raises(ProcessorContractError) as raised:
         initialized(Recorder()).process(5, Inbox(["x"]))
     assert str(raised.value) == (
-        "Recorder got an item on ordinal 5: override tryProcess(ordinal, item) to handle "
-        "ordinals above 4"
+        "Recorder got an item on ordinal 5 but does not implement tryProcess(ordinal, item)"
     )
 
 
@@ -189,8 +188,64 @@ def test_missing_try_process_n_is_named():
     with pytest.raises(ProcessorContractError) as raised:
         initialized(OnlyZero()).process(1, Inbox(["x"]))
     assert str(raised.value) == (
-        "OnlyZero got an item on ordinal 1 but does not implement tryProcess1(item)"
+        "OnlyZero got an item on ordinal 1 but implements neither tryProcess1(item) nor "
+        "tryProcess(ordinal, item)"
     )
+
+
+class ZeroAndGeneric(AbstractProcessor):
+    """Overrides ``tryProcess0`` and ``tryProcess(ordinal, item)``, as in Jet's javadoc."""
+
+    def __init__(self):
+        self.seen = []
+
+    def tryProcess0(self, item):
+        self.seen.append(("tryProcess0", item))
+        return True
+
+    def tryProcess(self, ordinal, item):
+        self.seen.append((f"tryProcess({ordinal})", item))
+        return True
+
+
+def test_a_try_process_n_override_wins_over_the_generic_one():
+    """Jet: ``process(0, inbox)`` goes to ``tryProcess0``, which the processor overrides; the
+    other ordinals go through the default ``tryProcessN`` to ``tryProcess(ordinal, item)``."""
+    processor = initialized(ZeroAndGeneric())
+    for ordinal in (0, 1, 4, 7):
+        processor.process(ordinal, Inbox([ordinal * 10]))
+    assert processor.seen == [
+        ("tryProcess0", 0), ("tryProcess(1)", 10), ("tryProcess(4)", 40), ("tryProcess(7)", 70),
+    ]
+
+
+class GenericOnly(AbstractProcessor):
+    """Overrides ``tryProcess(ordinal, item)`` alone."""
+
+    def tryProcess(self, ordinal, item):
+        return f"handled {ordinal}:{item}"
+
+
+@pytest.mark.parametrize("ordinal", range(5))
+def test_a_default_try_process_n_delegates_to_the_generic_one(ordinal):
+    """Jet: each default ``tryProcessN(item)`` returns ``tryProcess(N, item)``."""
+    processor = initialized(GenericOnly())
+    assert getattr(processor, f"tryProcess{ordinal}")("x") == f"handled {ordinal}:x"
+
+
+def test_the_generic_override_alone_gets_every_ordinal():
+    class Generic(AbstractProcessor):
+        def __init__(self):
+            self.seen = []
+
+        def tryProcess(self, ordinal, item):
+            self.seen.append((ordinal, item))
+            return True
+
+    processor = initialized(Generic())
+    for ordinal in (0, 3, 5):
+        processor.process(ordinal, Inbox(["a"]))
+    assert processor.seen == [(0, "a"), (3, "a"), (5, "a")]
 
 
 def test_try_process_without_arguments_is_the_idle_hook_returning_true():

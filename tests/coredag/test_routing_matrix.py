@@ -146,16 +146,13 @@ def test_isolated_distributed_edge_is_rejected_by_new_job(jet, request):
 
 
 @pytest.mark.parametrize("upstream, downstream", [(3, 2)], ids=["U3-D2"])
-def test_isolated_into_lower_parallelism_fails_the_job_at_join(jet, request, upstream, downstream):
-    dag = routingDag(Edge.isolated, upstream, downstream, request.node.name)
-    job = jet.newJob(dag)  # validation passes: parallelism is known only when the job runs
-    with pytest.raises(DagError) as failure:
-        job.join()
-    message = str(failure.value)
-    assert 'between("source", "tagger").isolated()' in message and "ISOLATED" in message
-    assert f"downstream vertex parallelism ({downstream})" in message
-    assert f"upstream vertex parallelism ({upstream})" in message
-    assert jet.getList(request.node.name) == []
+def test_isolated_into_lower_parallelism_sends_each_upstream_processor_to_one(jet, request, upstream, downstream):
+    """Jet 4.4's ISOLATED with LP_upstream >= LP_downstream, on Spark."""
+    tagged = received(jet, request, Edge.isolated, upstream, downstream, distributed=False)
+    assert sorted(item for _, item in tagged) == list(range(ITEMS))
+    receivers = {i: {p for p, item in tagged if item % upstream == i} for i in range(upstream)}
+    assert all(len(targets) == 1 for targets in receivers.values()), receivers
+    assert set().union(*receivers.values()) == set(range(downstream))
 
 
 def test_default_partitioner_assignment_is_the_same_on_every_run(jet, request):

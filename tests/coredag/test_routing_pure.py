@@ -149,10 +149,28 @@ def test_isolated_processor_i_feeds_only_processors_congruent_to_i(upstream, dow
     assert {processor for processor, _ in tagged} == set(range(downstream))
 
 
-@pytest.mark.parametrize("upstream, downstream", [(3, 2), (4, 1)], ids=["U3-D2", "U4-D1"])
-def test_isolated_into_lower_parallelism_is_refused_by_the_physical_plan(upstream, downstream):
-    with pytest.raises(DagError, match=rf"downstream vertex parallelism \({downstream}\) is less than"):
-        delivered(Edge.isolated, upstream, downstream)
+FEWER_PAIRS = [(3, 2), (4, 1), (5, 3)]
+
+
+@pytest.mark.parametrize("upstream, downstream", FEWER_PAIRS, ids=[f"U{u}-D{d}" for u, d in FEWER_PAIRS])
+def test_isolated_into_fewer_processors_sends_each_upstream_to_one(upstream, downstream):
+    """Jet 4.4's ISOLATED: where LP_upstream >= LP_downstream, every upstream processor sends
+    to only one downstream processor (upstream processor i emitted the items congruent to i)."""
+    tagged = delivered(Edge.isolated, upstream, downstream)
+    assert sorted(item for _, item in tagged) == list(range(ITEMS))
+    receivers = {i: {p for p, item in tagged if item % upstream == i} for i in range(upstream)}
+    assert all(len(targets) == 1 for targets in receivers.values()), receivers
+    assert set().union(*receivers.values()) == set(range(downstream))
+
+
+@pytest.mark.parametrize("upstream, downstream", [(3, 2), (2, 5), (5, 3)], ids=["U3-D2", "U2-D5", "U5-D3"])
+def test_a_shuffled_isolated_route_follows_jets_rule(upstream, downstream):
+    """Off the narrow path, upstream processor i feeds the downstream processors j with
+    ``j mod U == i mod D``, as Jet's ExecutionPlan connects them."""
+    route = routeOf(Edge.isolated, upstream, downstream, narrow=False)
+    for index in range(upstream):
+        targets = {target for target, _ in route.targets(index, iter(range(12)))}
+        assert targets == {j for j in range(downstream) if j % upstream == index % downstream}
 
 
 def test_a_narrow_route_keeps_each_processors_items_together():
@@ -202,5 +220,5 @@ def test_route_items_pickles_tagged_packets_and_counts_them():
     sent = list(routeItems(route, 1, 1 << 16, counts, 0, iter([list(range(20))])))
     received = {(target, pair) for target, data in sent for pair in pickle.loads(data)}
     assert received == {(DefaultPartitioner().getPartition(keyOf(i), 2), (1, i)) for i in range(20)}
-    assert counts.value["edgeItems", "a", "b"] == 20
-    assert counts.value["edgeBytes", "a", "b"] == sum(len(data) for _, data in sent)
+    assert counts.value["edgeItems", "a", 0] == 20
+    assert counts.value["edgeBytes", "a", 0] == sum(len(data) for _, data in sent)

@@ -235,7 +235,7 @@ def test_the_legend_explains_each_way_of_drawing_an_edge():
     assert captions == [
         "distributed: circle at the tail", "local", "with a priority", "shuffle: bold", "in task or coalesced: dashed",
         "stage to a vertex running it",
-        "unicast", "isolated", "partitioned", "broadcast", "all-to-one",
+        "unicast", "isolated", "partitioned", "broadcast", "all-to-one", "fanout",
     ]
 
 
