@@ -3,6 +3,7 @@
 from sparkjet.coredag.api.service_factory import ServiceFactories, ServiceFactory
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.pipeline.aggregate_operations import AggregateOperations
+from sparkjet.pipeline.comparators import ComparatorEx
 from sparkjet.pipeline.errors import DuplicateKeyError, PipelineError
 from sparkjet.pipeline.functions import wholeItem
 from sparkjet.pipeline.pipeline import Pipeline
@@ -17,6 +18,7 @@ __all__ = [
     "BatchStage",
     "DuplicateKeyError",
     "BatchStageWithKey",
+    "ComparatorEx",
     "HashJoinBuilder",
     "JoinClause",
     "Pipeline",

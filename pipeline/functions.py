@@ -1,5 +1,6 @@
 """Functions users pass to stages, and the checks that Spark can ship and call them."""
 
+import inspect
 import io
 import pickle
 import sys
@@ -26,6 +27,17 @@ def checkFunction(fn: Callable, stageName: str, parameter: str) -> None:
             f"{type(fn).__name__} {shorten(fn)}"
         )
     checkPicklable(fn, stageName, parameter)
+
+
+def acceptsOneArgument(fn: Callable) -> bool:
+    """Return whether ``fn(item)`` is a valid call (True where Python cannot tell)."""
+    try:
+        inspect.signature(fn).bind(None)
+    except TypeError:
+        return False
+    except ValueError:
+        return True
+    return True
 
 
 def checkAggregateOperation(aggrOp: AggregateOperation, stageName: str) -> None:

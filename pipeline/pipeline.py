@@ -44,6 +44,10 @@ class Pipeline:
         self._upstream.append(upstream)
         return len(self._transforms) - 1
 
+    def isEmpty(self) -> bool:
+        """Return True if the pipeline has no stages yet."""
+        return not self._transforms
+
     def transformAt(self, index: int) -> Transform:
         """Return the transform at ``index``."""
         return self._transforms[index]

@@ -1,5 +1,6 @@
 """Stage handles: immutable views of a pipeline transform, with Jet's fluent API."""
 
+import functools
 from collections.abc import Callable
 
 import attrs
@@ -7,8 +8,9 @@ import attrs
 from sparkjet.coredag.api.service_factory import ServiceFactory
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.processors.coaggregation import TaggedKey, coAggregateOperation
+from sparkjet.pipeline.comparators import ComparatorEx, sortKeyOf
 from sparkjet.pipeline.errors import PipelineError
-from sparkjet.pipeline.functions import checkAggregateOperation, checkFunction, checkPicklable, wholeItem
+from sparkjet.pipeline.functions import acceptsOneArgument, checkAggregateOperation, checkFunction, checkPicklable, wholeItem
 from sparkjet.pipeline.pipeline import Pipeline
 from sparkjet.pipeline.sinks import Sink
 from sparkjet.pipeline.transforms import (
@@ -155,14 +157,25 @@ class BatchStage(Stage):
         """Emit each distinct item once."""
         return self.groupingKey(wholeItem()).distinct()
 
-    def sort(self, key: Callable | None = None, reverse: bool = False) -> "BatchStage":
-        """Emit all items in one total order: by ``key(item)``, or the items' own order. Items
-        with equal keys come in no fixed order, as in Jet: for one order at every parallelism,
-        give a key without ties, e.g. ``lambda entry: (-entry[1], entry[0])``."""
-        transform = SortTransform("sort", key, reverse)
+    def sort(
+        self, key: "Callable | ComparatorEx | None" = None, reverse: bool = False, *, comparator: Callable | None = None
+    ) -> "BatchStage":
+        """Emit all items in one total order: by ``key(item)``, by ``comparator(a, b)`` (a
+        ``ComparatorEx``, given first as in Jet's ``sort(comparator)``, or any comparison function),
+        or the items' own order. Items that tie come in no fixed order, as in Jet: for one order at
+        every parallelism, order without ties, e.g. ``lambda entry: (-entry[1], entry[0])``."""
+        transform = SortTransform("sort", None, reverse)
+        if isinstance(key, ComparatorEx):
+            key, comparator = None, key
         if key is not None:
-            checkFunction(key, transform.name, "key")
-        return BatchStage(self.pipeline, self.attachDownstream(transform))
+            _checkSortKey(key, transform.name)
+        if comparator is not None:
+            if key is not None:
+                raise PipelineError(f"{transform.describe()}: sort takes a key or a comparator, not both")
+            checkFunction(comparator, transform.name, "comparator")
+            key, comparatorReverses = sortKeyOf(comparator)
+            reverse = reverse != comparatorReverses
+        return BatchStage(self.pipeline, self.attachDownstream(attrs.evolve(transform, keyFn=key, reverse=reverse)))
 
     def hashJoin(self, other: "BatchStage", clause: JoinClause, mapFn: Callable) -> "BatchStage":
         """Emit ``mapFn(item, match)`` for every match in ``other`` (``None`` if none)."""
@@ -243,6 +256,24 @@ def attachFedBy(transform: Transform, stages: tuple["BatchStage", ...]) -> int:
     if any(stage.rebalancing is not None for stage in stages):
         transform = attrs.evolve(transform, inputRebalancing=tuple(s.rebalancing for s in stages))
     return pipeline.attach(transform, tuple(stage.index for stage in stages))
+
+
+_CMP_TO_KEY = type(functools.cmp_to_key(lambda a, b: 0))
+"""What ``functools.cmp_to_key`` returns: unpicklable, and hiding its comparison function."""
+
+
+def _checkSortKey(key: Callable, stageName: str) -> None:
+    if isinstance(key, _CMP_TO_KEY):
+        raise PipelineError(
+            f"Stage '{stageName}': a functools.cmp_to_key(...) key cannot be pickled, so Spark cannot "
+            "send it to its workers; give the comparison function itself: sort(comparator=compareFn)"
+        )
+    checkFunction(key, stageName, "key")
+    if not acceptsOneArgument(key):
+        raise PipelineError(
+            f"Stage '{stageName}': sort's key takes one item; to compare two items, give "
+            "sort(comparator=compareFn) or sort(ComparatorEx.of(compareFn))"
+        )
 
 
 class AggregateBuilder:

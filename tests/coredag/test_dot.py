@@ -257,3 +257,10 @@ def test_write_svg_without_dot_writes_dot_text_and_says_how_to_install(tmp_path,
     assert (tmp_path / "plan.dot").read_text() == graph.source
     assert not (tmp_path / "plan.svg").exists()
     assert "apt-get install graphviz" in note and written in note
+
+
+def test_fanout_edge_is_labelled_as_jet_lowercases_its_routing_policy():
+    dag = DAG()
+    a, b = dag.newVertex("a", noop, 1), dag.newVertex("b", noop, 2)
+    dag.edge(Edge.between(a, b).fanout().distributed())
+    assert '"a" -> "b" [label="distributed-fanout", queueSize=1024];' in dag.toDotString()

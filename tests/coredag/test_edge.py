@@ -86,6 +86,7 @@ REPRS = [
     (Edge.between(A, B).allToOne("key").distributed(), 'between("a", "b").allToOne().distributed()'),
     (Edge.between(A, B).broadcast().priority(-1), 'between("a", "b").broadcast().priority(-1)'),
     (Edge.between(A, B).isolated(), 'between("a", "b").isolated()'),
+    (Edge.between(A, B).fanout().distributed(), 'between("a", "b").fanout().distributed()'),
     (Edge.between(A, B).buffered(), 'between("a", "b").buffered()'),
     (Edge.between(A, B).distributed().local(), 'between("a", "b")'),
     (Edge.between(A, B).unicast().priority(0), 'between("a", "b")'),

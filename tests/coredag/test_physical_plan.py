@@ -2,7 +2,7 @@
 
 import pytest
 
-from sparkjet.coredag import DAG, AbstractProcessor, AggregateOperation, Edge
+from sparkjet.coredag import DAG, AbstractProcessor, AggregateOperation, DagError, Edge
 from sparkjet.coredag.model.exchange import Exchange
 from sparkjet.coredag.model.vertex import LOCAL_PARALLELISM_USE_DEFAULT
 from sparkjet.coredag.processors.aggregation import AccumulateByKeyP, AggregateP, CombineByKeyP
@@ -214,3 +214,16 @@ def test_the_exchanges_by_edge_feed_the_picture():
     assert [plan.exchangeOf(e) for e in dag.edges()] == [
         Exchange.NARROW, Exchange.NARROW, Exchange.SHUFFLED, Exchange.NARROW
     ]
+
+
+def test_planning_a_dag_with_an_ordinal_gap_fails_as_iterating_it_does():
+    dag = DAG()
+    a, b, c = (dag.newVertex(name, ItemsP((1,)), 1) for name in "abc")
+    dag.edge(Edge.from_(a, 0).to(c, 0)).edge(Edge.from_(b, 0).to(c, 2))
+    with pytest.raises(DagError, match=r"Input ordinals for vertex c are not properly numbered. Actual: \[0, 2\]"):
+        physicalPlan(dag, defaultParallelism=2)
+
+
+def test_planning_an_empty_dag_fails():
+    with pytest.raises(DagError, match="DAG must contain at least one vertex"):
+        physicalPlan(DAG(), defaultParallelism=2)

@@ -101,6 +101,36 @@ def test_outbox_offer_to_all_buckets_reaches_each_bucket_once():
     assert [outbox.drainBucket(0), outbox.drainBucket(1)] == [["x", "y"], ["x", "y"]]
 
 
+def test_outbox_offer_to_several_ordinals_reaches_just_those():
+    """Jet's ``tryEmit(int[] ordinals, item)``."""
+    outbox = Outbox(3, 10)
+    assert outbox.offer("x", (0, 2))
+    assert [outbox.drainBucket(ordinal) for ordinal in range(3)] == [["x"], [], ["x"]]
+
+
+def test_outbox_offer_to_several_ordinals_after_partial_acceptance_does_not_duplicate():
+    outbox = Outbox(3, 1)
+    outbox.offer("full", 2)
+    assert not outbox.offer("x", [0, 2])
+    with pytest.raises(ProcessorContractError, match="it must offer the refused item again first"):
+        outbox.offer("x", [0, 1])
+    assert outbox.drainBucket(2) == ["full"]
+    assert outbox.offer("x", [0, 2])
+    assert [outbox.drainBucket(ordinal) for ordinal in range(3)] == [["x"], [], ["x"]]
+
+
+def test_try_emit_to_several_ordinals():
+    class Twice(AbstractProcessor):
+        def tryProcess0(self, item) -> bool:
+            return self.tryEmit(item, (0, 1))
+
+    outbox = Outbox(2, 10)
+    processor = Twice()
+    processor.init(outbox, ProcessorContext("twice", 0, 1))
+    assert processor.tryProcess0("y")
+    assert [outbox.drainBucket(0), outbox.drainBucket(1)] == [["y"], ["y"]]
+
+
 def test_outbox_without_capacity_never_refuses():
     outbox = Outbox(1, None)
     assert all(outbox.offer(i) for i in range(10_000))

@@ -84,6 +84,14 @@ def test_unicast_each_item_reaches_exactly_one_processor(upstream, downstream, d
     assertUnicastPromise(delivered(Edge.unicast, upstream, downstream, distributed), upstream, downstream, distributed)
 
 
+@MATRIX
+@LOCALITY
+def test_fanout_routes_as_unicast_on_sparkjets_one_member(upstream, downstream, distributed):
+    """Jet's FANOUT sends each item to one processor of every member; a sparkjet job is one
+    member, so it keeps unicast's promise."""
+    assertUnicastPromise(delivered(Edge.fanout, upstream, downstream, distributed), upstream, downstream, distributed)
+
+
 def assertUnicastPromise(tagged: list[tuple[int, int]], upstream: int, downstream: int, distributed: bool) -> None:
     """Assert Jet's unicast promise on ``(processor, item)`` pairs: every item exactly once, and
     a distributed edge spreads each sender's items evenly over every processor."""

@@ -276,3 +276,10 @@ def test_writeTo_names_the_sink_stage_after_the_sink():
     sink = p.readFrom(Sources.items([1])).writeTo(Sinks.files("/tmp/out"))
     assert sink.name() == "filesSink(/tmp/out)"
     assert p.graph().transforms[sink.index].sink == Sinks.files("/tmp/out")
+
+
+def test_pipeline_is_empty_until_a_stage_is_added():
+    """Jet's PipelineTest.isEmpty."""
+    p1, p2 = Pipeline.create(), Pipeline.create()
+    p2.readFrom(Sources.items([1, 2, 3]))
+    assert p1.isEmpty() and not p2.isEmpty()

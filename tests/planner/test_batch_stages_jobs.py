@@ -13,7 +13,8 @@ from collections import Counter, defaultdict
 import pytest
 
 from sparkjet.coredag.api.processor import AbstractProcessor
-from sparkjet.pipeline import AggregateOperations, JoinClause, Pipeline, ServiceFactories, Sinks, Sources
+from sparkjet.coredag import UserFunctionError
+from sparkjet.pipeline import AggregateOperations, ComparatorEx, JoinClause, Pipeline, ServiceFactories, Sinks, Sources
 
 pytestmark = pytest.mark.spark
 
@@ -65,6 +66,14 @@ def test_merge_emits_the_items_of_both_stages(jet):
     words, numbers = p.readFrom(Sources.items(WORDS)), p.readFrom(Sources.items(NUMBERS))
     words.merge(numbers).writeTo(Sinks.list("merged"))
     assert Counter(run(jet, p, "merged")) == Counter(WORDS) + Counter(NUMBERS)
+
+
+def test_merging_a_stage_with_itself_emits_each_item_twice(jet):
+    """Jet's DAG is a multigraph: ``a.merge(a)`` joins the same two vertices by two edges."""
+    p = Pipeline.create()
+    numbers = p.readFrom(Sources.items(NUMBERS))
+    numbers.merge(numbers).writeTo(Sinks.list("mergedWithItself"))
+    assert Counter(run(jet, p, "mergedWithItself")) == Counter(NUMBERS) + Counter(NUMBERS)
 
 
 def test_merging_a_stage_with_a_mapped_branch_of_itself_keeps_both_copies(jet):
@@ -122,6 +131,47 @@ def sortedOutputs(jet, parallelisms, key=None, reverse=False, items=NUMBERS) -> 
 def test_sort_emits_one_total_order_identical_at_parallelism_1_and_3(jet, key, reverse):
     one, three = sortedOutputs(jet, (1, 3), key, reverse)
     assert one == three == sorted(NUMBERS, key=key, reverse=reverse)
+
+
+def descending(a, b):
+    return b - a
+
+
+def test_sort_with_a_comparator_as_jets_sort_batch_stage_test(jet):
+    """Jet's SortBatchStageTest.sort_withComparator: ``sort((a, b) -> b - a)``, rebalanced."""
+    items = list(range(200))
+    shuffled = sorted(items, key=lambda n: (n * 7919) % 200)
+    p = Pipeline.create()
+    p.readFrom(Sources.items(shuffled)).rebalance().sort(comparator=descending).setLocalParallelism(3).writeTo(
+        Sinks.list("sortedByComparator")
+    )
+    assert run(jet, p, "sortedByComparator") == sorted(items, reverse=True)
+
+
+def test_sort_with_composed_comparators_at_parallelism_1_and_3(jet):
+    comparator = ComparatorEx.comparing(lambda n: n % 10).thenComparing(ComparatorEx.reverseOrder())
+    p = Pipeline.create()
+    for parallelism in (1, 3):
+        source = p.readFrom(Sources.items(NUMBERS)).setLocalParallelism(parallelism)
+        source.sort(comparator).setLocalParallelism(parallelism).writeTo(Sinks.list(f"composedAt{parallelism}"))
+    jet.newJob(p).join()
+    expected = sorted(NUMBERS, key=lambda n: (n % 10, -n))
+    assert list(jet.getList("composedAt1")) == list(jet.getList("composedAt3")) == expected
+
+
+def failingAtFive(a, b):
+    if a == 5 or b == 5:
+        raise RuntimeError("expectedFailure")
+    return a - b
+
+
+def test_a_comparator_that_raises_fails_the_job_naming_the_sort(jet):
+    """Jet's SortBatchStageTest.sort_exceptionDuringComparing."""
+    p = Pipeline.create()
+    p.readFrom(Sources.items(range(20))).rebalance().sort(comparator=failingAtFive).writeTo(Sinks.list("neverSorted"))
+    with pytest.raises(UserFunctionError, match="sort") as raised:
+        jet.newJob(p).join()
+    assert "expectedFailure" in str(raised.value)
 
 
 def test_sort_by_a_key_with_ties_orders_the_keys_and_keeps_every_item(jet):
