@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from sparkjet.coredag.errors import ProcessorContractError, shorten
+from sparkjet.coredag.model.watermark import Watermark
 
 if TYPE_CHECKING:
     from sparkjet.coredag.model.metrics import TaskMetrics
@@ -192,6 +193,13 @@ class Processor:
         """Do work not driven by input; return False to be called again first."""
         return True
 
+    def tryProcessWatermark(self, watermark: Watermark) -> bool:
+        """Process a watermark every input has reached (seed 003); return False to be called
+        again with it. A processor on a stream must handle it (AbstractProcessor forwards it)."""
+        raise ProcessorContractError(
+            f"{type(self).__name__} received {watermark!r} but does not implement tryProcessWatermark(watermark)"
+        )
+
     def completeEdge(self, ordinal: int) -> bool:
         """React to the end of inbound edge ``ordinal``; return False to be called again."""
         return True
@@ -273,6 +281,11 @@ class AbstractProcessor(Processor):
         if not _acceptsItems(type(self)):
             return AbstractProcessor.tryProcess(self, ordinal, item)
         return self.tryProcess(ordinal, item)
+
+    def tryProcessWatermark(self, watermark: Watermark) -> bool:
+        """Forward the watermark to every outbound edge, as Jet's default does; False while the
+        outbox refuses it."""
+        return self.tryEmit(watermark)
 
     def tryEmit(self, item, ordinal: int | Sequence[int] = ALL_ORDINALS) -> bool:
         """Offer ``item`` to the outbox bucket of ``ordinal`` (a sequence: of each of those

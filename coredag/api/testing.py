@@ -10,19 +10,13 @@ import difflib
 import functools
 import itertools
 import operator
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import attrs
 
-from sparkjet.coredag.api.processor import (
-    ALL_ORDINALS,
-    Inbox,
-    Outbox,
-    Processor,
-    ProcessorContext,
-    callIdleHook,
-)
+from sparkjet.coredag.api.processor import ALL_ORDINALS, Inbox, Outbox, Processor, ProcessorContext, callIdleHook
 from sparkjet.coredag.errors import ProcessorContractError
+from sparkjet.coredag.model.watermark import Watermark
 
 OutputChecker = Callable[[list, list], bool]
 _FILLER = object()
@@ -199,13 +193,20 @@ class _Run:
         return self._outputs
 
     def _consume(self, ordinal: int, items: tuple) -> None:
-        """Feed one ordinal's items in batches of the mode's inbox limit, as the engine does."""
-        source = iter(items)
-        while True:
+        """Feed one ordinal's items in batches of the mode's inbox limit, as the engine does; a
+        watermark goes to ``tryProcessWatermark`` once the items before it are processed."""
+        for isWatermark, run in itertools.groupby(items, key=lambda item: isinstance(item, Watermark)):
+            if isWatermark:
+                for watermark in run:
+                    tryWatermark = functools.partial(self._processor.tryProcessWatermark, watermark)
+                    self._repeat(f"tryProcessWatermark({watermark!r})", tryWatermark)
+            else:
+                self._consumeItems(ordinal, run)
+        self._repeat("tryProcess()", lambda: callIdleHook(self._processor), fillable=False)
+
+    def _consumeItems(self, ordinal: int, source: Iterator) -> None:
+        while not (inbox := Inbox(itertools.islice(source, self._mode.inboxLimit))).isEmpty():
             self._repeat("tryProcess()", lambda: callIdleHook(self._processor), fillable=False)
-            inbox = Inbox(itertools.islice(source, self._mode.inboxLimit))
-            if inbox.isEmpty():
-                return
             while not inbox.isEmpty():
                 self._process(ordinal, inbox)
 

@@ -1,0 +1,44 @@
+"""The ``add-timestamps`` processor: Jet's ``InsertWatermarksP``, one source partition per
+processor, watermarks inserted before the events that advance them; late events pass (the
+window processors downstream drop and count them)."""
+
+import time
+from collections.abc import Iterator
+
+import attrs
+
+from sparkjet.coredag.api.processor import AbstractProcessor
+from sparkjet.coredag.model.event_time_mapper import Clock, EventTimeMapper
+from sparkjet.coredag.model.event_time_policy import EventTimePolicy
+
+
+@attrs.frozen
+class InsertWatermarksP:
+    """Makes processors giving events their time by ``eventTimePolicy``; ``clock`` tells
+    nanoseconds for idle timeouts (a monotonic clock unless a test gives its own)."""
+
+    eventTimePolicy: EventTimePolicy
+    clock: Clock = time.monotonic_ns
+
+    def __call__(self) -> "InsertWatermarksProcessor":
+        return InsertWatermarksProcessor(EventTimeMapper(self.eventTimePolicy, self.clock))
+
+
+class InsertWatermarksProcessor(AbstractProcessor):
+    """Emits each event after the watermark it lets through; between events, time alone may
+    let a watermark or the idle message through."""
+
+    def __init__(self, eventTimeMapper: EventTimeMapper) -> None:
+        self._eventTimeMapper = eventTimeMapper
+        self._eventTimeMapper.addPartitions(1)
+        self._output: Iterator | None = None
+
+    def tryProcess(self, ordinal: int | None = None, item=None) -> bool:
+        """Emit what ``item`` (or, as the idle hook, the passing time) lets through."""
+        if self._output is None:
+            mapper = self._eventTimeMapper
+            self._output = iter(mapper.flatMapIdle() if ordinal is None else mapper.flatMapEvent(item, 0))
+        if self.emitFromTraverser(self._output):
+            self._output = None
+            return True
+        return False
