@@ -1,6 +1,7 @@
 """The ``sparkjet`` command: plan or run the pipelines a script submits."""
 
 import argparse
+import importlib.metadata
 import os
 import runpy
 import sys
@@ -34,6 +35,7 @@ def commandLineParser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParse
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"sparkjet {importlib.metadata.version('sparkjet')}")
     commands = parser.add_subparsers(dest="command", required=True)
     planCommand = commands.add_parser("plan", help="plan the jobs a script submits, without running them")
     planCommand.add_argument("script")
@@ -70,7 +72,10 @@ def main(argv: list[str] | None = None) -> int:
             return planScript(args.script, scriptArgs, args.svg, args.dot, args.explain)
         if args.master:
             os.environ[MASTER_VARIABLE] = args.master
-        return runAndReport(args.script, scriptArgs, args.svg, args.html)
+        status = runAndReport(args.script, scriptArgs, args.svg, args.html)
+        if not args.html:
+            _noteHtmlAfterScript(args.script, scriptArgs)
+        return status
     except (KeyboardInterrupt, Interrupted) as interrupt:
         print(f"sparkjet: {str(interrupt) or 'interrupted (Ctrl-C)'}", file=sys.stderr)
         return INTERRUPTED
@@ -103,10 +108,10 @@ def runAndReport(script: str, scriptArgs: list[str], svg: str | None, html: str 
     for number, job in enumerate(jobs, start=1):
         if svg:
             written, note = job.renderSvg(_numbered(svg, number))
-            print(note or f"drew the plan of {job.name} with its figures in {written}")
+            print(note or f"drew the plan of {job.name} with its figures in {written}", file=sys.stderr)
         if html:
             written = job.renderHtml(_numbered(html, number))
-            print(f"wrote the report of {job.name} to {written}")
+            print(f"wrote the report of {job.name} to {written}", file=sys.stderr)
     return 0
 
 
@@ -128,10 +133,10 @@ def planScript(
         if dot:
             with open(_numbered(dot, number), "w", encoding="utf-8") as file:
                 file.write(planned.toDotString() + "\n")
-            print(f"wrote the Core DAG of {name} to {_numbered(dot, number)}")
+            print(f"wrote the Core DAG of {name} to {_numbered(dot, number)}", file=sys.stderr)
         if svg:
             written, note = writePlanSvg(planned, _numbered(svg, number))
-            print(note or f"wrote the plan of {name} to {written}")
+            print(note or f"wrote the plan of {name} to {written}", file=sys.stderr)
         if explain:
             print(planned.explain() if planned.hasStages() else planned.toDotString())
         if not dot and not svg and not explain:
@@ -146,6 +151,16 @@ def _withSeparator(argv: list[str], script: str, scriptArgs: list[str]) -> list[
     if argv[start - 2 : start] == [script, "--"]:
         return ["--", *scriptArgs]
     return scriptArgs
+
+
+def _noteHtmlAfterScript(script: str, scriptArgs: list[str]) -> None:
+    """Say so when ``--html`` follows SCRIPT: the script got it, and sparkjet wrote no report."""
+    if any(arg.split("=", 1)[0] == "--html" for arg in scriptArgs):
+        print(
+            f"sparkjet: --html after {script} went to the script, so sparkjet wrote no report; "
+            f"sparkjet's options go before SCRIPT: sparkjet run --html FILE {script}",
+            file=sys.stderr,
+        )
 
 
 def _numbered(path: str, number: int) -> str:

@@ -1,6 +1,7 @@
 """The sparkjet command: plan a script without running it, run it with drawings, reports and
 progress, and report failures in one line."""
 
+import importlib.metadata
 import pathlib
 import sys
 
@@ -55,7 +56,8 @@ def test_plan_writes_dot_and_svg(script, tmp_path, capsys):
     assert main(["plan", str(script), "--dot", str(dot), "--svg", str(svg)]) == 0
     assert dot.read_text().startswith("digraph DAG {")
     assert "<svg" in svg.read_text()
-    assert "wrote the plan of job-" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "wrote the plan of job-" in captured.err and "wrote the plan" not in captured.out
 
 
 def test_svg_without_dot_program_writes_dot_text_and_says_how_to_install(
@@ -66,7 +68,7 @@ def test_svg_without_dot_program_writes_dot_text_and_says_how_to_install(
     assert main(["plan", str(script), "--svg", str(svg)]) == 0
     assert not svg.exists()
     assert (tmp_path / "plan.dot").read_text().startswith("digraph")
-    assert "apt-get install graphviz" in capsys.readouterr().out
+    assert "apt-get install graphviz" in capsys.readouterr().err
 
 
 def test_missing_script_exits_with_a_reason(tmp_path, capsys):
@@ -135,8 +137,9 @@ def test_run_draws_and_reports_each_job_in_numbered_files(spark, tmp_path, capsy
     assert [(sink["name"], sink["items-in"]) for sink in sinks] == [
         ("listSink(counts)", "3"), ("listSink(counts)", "1")
     ]
-    out = capsys.readouterr().out
-    assert out.count("drew the plan of job-") == 2 and out.count("wrote the report of job-") == 2
+    captured = capsys.readouterr()
+    assert captured.err.count("drew the plan of job-") == 2 and captured.err.count("wrote the report of job-") == 2
+    assert "drew the plan" not in captured.out and "wrote the report" not in captured.out
 
 
 def test_run_gives_the_script_everything_after_it(tmp_path):
@@ -195,3 +198,23 @@ def test_run_shows_progress_on_a_terminal_and_erases_it(spark, tmp_path, monkeyp
     assert main(["run", str(script)]) == 0
     assert any(text.startswith("slow-run: stage ") for text in shownLines(terminal))
     assert terminal.getvalue().endswith(CLEAR_LINE)
+
+
+def test_version_names_the_installed_package(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == f"sparkjet {importlib.metadata.version('sparkjet')}\n"
+
+
+def test_html_after_the_script_is_the_scripts_and_sparkjet_says_it_wrote_no_report(tmp_path, capsys):
+    seen = tmp_path / "argv.txt"
+    script = tmp_path / "echo_args.py"
+    script.write_text(f"import sys\nopen({str(seen)!r}, 'w').write(repr(sys.argv[1:]))\n")
+    assert main(["run", str(script), "--html", "report.html"]) == 0
+    assert seen.read_text() == "['--html', 'report.html']"
+    assert not (tmp_path / "report.html").exists()
+    assert (
+        f"sparkjet: --html after {script} went to the script, so sparkjet wrote no report; sparkjet's "
+        f"options go before SCRIPT: sparkjet run --html FILE {script}"
+    ) in capsys.readouterr().err
