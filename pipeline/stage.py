@@ -10,7 +10,14 @@ from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.processors.coaggregation import TaggedKey, coAggregateOperation
 from sparkjet.pipeline.comparators import ComparatorEx, sortKeyOf
 from sparkjet.pipeline.errors import PipelineError
-from sparkjet.pipeline.functions import acceptsOneArgument, checkAggregateOperation, checkFunction, checkPicklable, wholeItem
+from sparkjet.pipeline.functions import (
+    acceptsOneArgument,
+    checkAggregateOperation,
+    checkFunction,
+    checkPicklable,
+    wholeItem,
+)
+from sparkjet.pipeline.habits import KEYED_JET_EQUIVALENTS, habitError
 from sparkjet.pipeline.pipeline import Pipeline
 from sparkjet.pipeline.sinks import Sink
 from sparkjet.pipeline.transforms import (
@@ -46,6 +53,9 @@ class Stage:
     def name(self) -> str:
         """Return the stage's name."""
         return self.pipeline.transformAt(self.index).name
+
+    def __getattr__(self, name: str):
+        raise habitError(self, name)
 
     def describe(self) -> str:
         """Return how errors name the stage: ``Stage 'map' (defined at wordcount.py:12)``."""
@@ -353,6 +363,9 @@ class BatchStageWithKey:
         transform = GroupTransform(name, TaggedKey(keyFns), op, keyFns)
         upstream = tuple(BatchStage(s.pipeline, s.index, s.rebalancing) for s in stages)
         return BatchStage(self.pipeline, attachFedBy(transform, upstream))
+
+    def __getattr__(self, name: str):
+        raise habitError(self, name, KEYED_JET_EQUIVALENTS)
 
     def distinct(self) -> BatchStage:
         """Emit the first item seen of each key."""

@@ -1,6 +1,8 @@
 """The ``sparkjet`` command: plan or run the pipelines a script submits."""
 
 import argparse
+import builtins
+import difflib
 import importlib.metadata
 import os
 import runpy
@@ -80,9 +82,32 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sparkjet: {str(interrupt) or 'interrupted (Ctrl-C)'}", file=sys.stderr)
         return INTERRUPTED
     except Exception as error:
-        print(f"sparkjet: {type(error).__name__}: {error}", file=sys.stderr)
+        print(f"sparkjet: {type(error).__name__}: {error}{pythonsSuggestion(error)}", file=sys.stderr)
         print(reducedTraceback(error), end="", file=sys.stderr)
         return 1
+
+
+def pythonsSuggestion(error: BaseException) -> str:
+    """Return Python's ". Did you mean: 'x'?" for a misspelt attribute or name, which Python 3.11
+    adds only to the tracebacks it prints itself; else ""."""
+    name = getattr(error, "name", None)
+    if not isinstance(name, str) or "Did you mean" in str(error):
+        return ""
+    if isinstance(error, AttributeError):
+        candidates = dir(error.obj) if error.obj is not None else []
+    elif isinstance(error, NameError) and error.__traceback__ is not None:
+        frame = _lastFrame(error.__traceback__)
+        candidates = [*frame.f_locals, *frame.f_globals, *dir(builtins)]
+    else:
+        return ""
+    matches = difflib.get_close_matches(name, [c for c in candidates if not c.startswith("_")], n=1)
+    return f". Did you mean: '{matches[0]}'?" if matches else ""
+
+
+def _lastFrame(tb):
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame
 
 
 def runScript(script: str, scriptArgs: list[str]) -> None:

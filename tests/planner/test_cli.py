@@ -218,3 +218,38 @@ def test_html_after_the_script_is_the_scripts_and_sparkjet_says_it_wrote_no_repo
         f"sparkjet: --html after {script} went to the script, so sparkjet wrote no report; sparkjet's "
         f"options go before SCRIPT: sparkjet run --html FILE {script}"
     ) in capsys.readouterr().err
+
+
+HABITS_SCRIPT = """
+from sparkjet.pipeline import Pipeline, Sources
+p = Pipeline.create()
+words = p.readFrom(Sources.items(["a", "b", "a"]))
+words.{call}
+"""
+
+
+@pytest.mark.parametrize(
+    "call, said",
+    [
+        ("count()", "'BatchStage' object has no attribute 'count': sparkjet speaks Jet; use "
+                    ".aggregate(AggregateOperations.counting())"),
+        ("groupingKey(str).reduceByKey(max)", "'BatchStageWithKey' object has no attribute 'reduceByKey': "
+                                              "sparkjet speaks Jet; use .aggregate(AggregateOperations.reducing("),
+        ("collect()", "use .writeTo(Sinks.list(name)), then jet.getList(name) once the job has run"),
+        ("join(words)", "use .hashJoin(other, JoinClause.onKeys(leftKeyFn, rightKeyFn), mapFn)"),
+        ("groupingkey(str)", "AttributeError: 'BatchStage' object has no attribute 'groupingkey'. "
+                             "Did you mean: 'groupingKey'?"),
+    ],
+)
+def test_pyspark_habits_get_jets_names_and_typos_pythons_suggestion(tmp_path, capsys, call, said):
+    script = tmp_path / "habit.py"
+    script.write_text(HABITS_SCRIPT.format(call=call))
+    assert main(["run", str(script)]) == 1
+    assert said in capsys.readouterr().err
+
+
+def test_a_misspelt_name_keeps_pythons_suggestion(tmp_path, capsys):
+    script = tmp_path / "typo.py"
+    script.write_text("from sparkjet.pipeline import Pipeline\nPipeline.create()\nPipelin.create()\n")
+    assert main(["run", str(script)]) == 1
+    assert "NameError: name 'Pipelin' is not defined. Did you mean: 'Pipeline'?" in capsys.readouterr().err
