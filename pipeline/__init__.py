@@ -2,6 +2,7 @@
 
 from sparkjet.coredag.api.service_factory import ServiceFactories, ServiceFactory
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
+from sparkjet.coredag.model.tags import ItemsByTag, Tag
 from sparkjet.pipeline.aggregate_operations import AggregateOperations
 from sparkjet.pipeline.comparators import ComparatorEx
 from sparkjet.pipeline.errors import DuplicateKeyError, PipelineError
@@ -20,6 +21,7 @@ __all__ = [
     "BatchStageWithKey",
     "ComparatorEx",
     "HashJoinBuilder",
+    "ItemsByTag",
     "JoinClause",
     "Pipeline",
     "PipelineError",
@@ -28,5 +30,6 @@ __all__ = [
     "SinkStage",
     "Sinks",
     "Sources",
+    "Tag",
     "wholeItem",
 ]

@@ -17,6 +17,8 @@ import attrs
 
 from sparkjet.coredag.errors import shorten
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation, identity, increment, zero
+from sparkjet.coredag.model.tags import ItemsByTag, Tag
+from sparkjet.coredag.processors.coaggregation import coAggregateOperation
 from sparkjet.pipeline.errors import DuplicateKeyError, PipelineError
 
 _rankOf = operator.itemgetter(0)
@@ -68,7 +70,7 @@ def _addAllToSet(left: set, right: set) -> set:
 
 
 def _nothing() -> tuple:
-    """Return an empty holder: minBy and maxBy then hold ``(key, item)``, pickAny ``(item,)``."""
+    """Return an empty holder: minBy and maxBy then hold ``(key, item)``."""
     return ()
 
 
@@ -86,12 +88,28 @@ def _heldItem(held: tuple) -> object:
     return held[-1] if held else None
 
 
-def _keepFirst(held: tuple, item: object) -> tuple:
-    return held or (item,)
+def _noneCounted() -> tuple:
+    """Return pickAny's empty accumulator: ``(count, item)`` of no items."""
+    return 0, None
 
 
-def _combineFirst(left: tuple, right: tuple) -> tuple:
-    return left or right
+def _countAndKeepFirst(acc: tuple, item: object) -> tuple:
+    count, held = acc
+    return count + 1, held if count else item
+
+
+def _addCountsKeepFirst(left: tuple, right: tuple) -> tuple:
+    return left[0] + right[0], left[1] if left[0] else right[1]
+
+
+def _deductCounts(acc: tuple, deducted: tuple) -> tuple:
+    """Jet's PickAnyAccumulator.deduct: the item is kept until the count drops to 0."""
+    count = acc[0] - deducted[0]
+    return count, acc[1] if count else None
+
+
+def _countedItem(acc: tuple) -> object:
+    return acc[1]
 
 
 @attrs.frozen
@@ -165,8 +183,37 @@ def _combineGroups(downstream: AggregateOperation, left: dict, right: dict) -> d
     return left
 
 
-def _mapValues(fn: Callable, groups: dict) -> dict:
-    return {key: fn(acc) for key, acc in groups.items()}
+def _mapValues(fn: Callable, mapFactory: Callable, groups: dict) -> dict:
+    """Return a new map of ``mapFactory`` holding ``fn`` of each group's accumulator."""
+    result = mapFactory()
+    for key, acc in groups.items():
+        result[key] = fn(acc)
+    return result
+
+
+def _addToCollection(collection, item: object):
+    """Add ``item`` as its collection adds: ``append`` (lists, deques) or ``add`` (sets)."""
+    add = collection.append if hasattr(collection, "append") else collection.add
+    add(item)
+    return collection
+
+
+def _addAllToCollection(left, right):
+    for item in right:
+        _addToCollection(left, item)
+    return left
+
+
+def _copiedCollection(collectionFactory: Callable, collection):
+    return _addAllToCollection(collectionFactory(), collection)
+
+
+def _spread(outputFn: Callable, results: tuple) -> object:
+    return outputFn(*results)
+
+
+def _taggedResults(outputFn: Callable, results: tuple) -> object:
+    return outputFn(ItemsByTag.ofResults(results))
 
 
 def _accumulateMapped(mapFn: Callable, accumulateFn: Callable, acc: object, item: object):
@@ -252,8 +299,27 @@ def _pairwise(fns: tuple, left: list, right: list) -> list:
     return left
 
 
-def _resultsOfAll(fns: tuple, accs: list) -> tuple:
-    return tuple(fn(acc) for fn, acc in zip(fns, accs))
+def _resultsOfAll(fns: tuple, outputFn: Callable, accs: list) -> object:
+    return outputFn(tuple(fn(acc) for fn, acc in zip(fns, accs)))
+
+
+def _allOf(ops: tuple, outputFn: Callable) -> AggregateOperation:
+    """Run every operation over the same items; the result is ``outputFn`` of their results."""
+    return AggregateOperation(
+        createFn=functools.partial(_createAll, tuple(op.createFn for op in ops)),
+        accumulateFn=functools.partial(_accumulateAll, tuple(op.accumulateFn for op in ops)),
+        combineFn=_pairwiseOrNone([op.combineFn for op in ops]),
+        deductFn=_pairwiseOrNone([op.deductFn for op in ops]),
+        exportFn=functools.partial(_resultsOfAll, tuple(op.exportFn for op in ops), outputFn),
+        finishFn=functools.partial(_resultsOfAll, tuple(op.finishFn for op in ops), outputFn),
+    )
+
+
+def _resultsBy(outputFn: Callable | None, byTag: bool) -> Callable:
+    """Return how an operation of several parts hands over the tuple of their results."""
+    if byTag:
+        return ItemsByTag.ofResults if outputFn is None else functools.partial(_taggedResults, outputFn)
+    return tuple if outputFn is None else functools.partial(_spread, outputFn)
 
 
 def _bestBy(keyFn: Callable, better: Callable) -> AggregateOperation:
@@ -359,32 +425,46 @@ class AggregateOperations:
 
     @staticmethod
     def toMap(
-        keyFn: Callable, valueFn: Callable, mergeFn: Callable | None = None
+        keyFn: Callable, valueFn: Callable, mergeFn: Callable | None = None, mapFactory: Callable = dict
     ) -> AggregateOperation:
-        """Collect ``{keyFn(item): valueFn(item)}``; ``mergeFn`` merges the values of one key."""
+        """Collect ``{keyFn(item): valueFn(item)}`` into a map ``mapFactory`` makes; ``mergeFn``
+        merges the values of one key (without it, a duplicate key is an error)."""
         return AggregateOperation(
-            createFn=dict,
+            createFn=mapFactory,
             accumulateFn=functools.partial(_putItem, keyFn, valueFn, mergeFn),
             combineFn=functools.partial(_putAll, mergeFn),
-            exportFn=dict,
+            exportFn=functools.partial(_mapValues, identity, mapFactory),
+            finishFn=identity,
+        )
+
+    @staticmethod
+    def toCollection(collectionFactory: Callable) -> AggregateOperation:
+        """Collect the items into a collection ``collectionFactory`` makes (``list``, ``set``,
+        ``collections.deque``...), added with its ``append`` or ``add``."""
+        return AggregateOperation(
+            createFn=collectionFactory,
+            accumulateFn=_addToCollection,
+            combineFn=_addAllToCollection,
+            exportFn=functools.partial(_copiedCollection, collectionFactory),
             finishFn=identity,
         )
 
     @staticmethod
     def groupingBy(
-        keyFn: Callable, downstream: AggregateOperation | None = None
+        keyFn: Callable, downstream: AggregateOperation | None = None, mapFactory: Callable = dict
     ) -> AggregateOperation:
-        """Map each ``keyFn(item)`` to its items aggregated by ``downstream`` (default toList)."""
+        """Map each ``keyFn(item)`` to its items aggregated by ``downstream`` (default toList),
+        in a map ``mapFactory`` makes."""
         downstream = AggregateOperations.toList() if downstream is None else downstream
         combineFn = None
         if downstream.combineFn is not None:
             combineFn = functools.partial(_combineGroups, downstream)
         return AggregateOperation(
-            createFn=dict,
+            createFn=mapFactory,
             accumulateFn=functools.partial(_accumulateInGroup, keyFn, downstream),
             combineFn=combineFn,
-            exportFn=functools.partial(_mapValues, downstream.exportFn),
-            finishFn=functools.partial(_mapValues, downstream.finishFn),
+            exportFn=functools.partial(_mapValues, downstream.exportFn, mapFactory),
+            finishFn=functools.partial(_mapValues, downstream.finishFn, mapFactory),
         )
 
     @staticmethod
@@ -428,12 +508,14 @@ class AggregateOperations:
 
     @staticmethod
     def pickAny() -> AggregateOperation:
-        """Pick one of the items (the first one seen); None for no items."""
+        """Pick one of the items (the first one seen); None for no items. It counts the items,
+        as Jet's does, so deducting all of them gives None again."""
         return AggregateOperation(
-            createFn=_nothing,
-            accumulateFn=_keepFirst,
-            combineFn=_combineFirst,
-            exportFn=_heldItem,
+            createFn=_noneCounted,
+            accumulateFn=_countAndKeepFirst,
+            combineFn=_addCountsKeepFirst,
+            deductFn=_deductCounts,
+            exportFn=_countedItem,
         )
 
     @staticmethod
@@ -471,13 +553,79 @@ class AggregateOperations:
         )
 
     @staticmethod
-    def allOf(*ops: AggregateOperation) -> AggregateOperation:
-        """Run every operation over the same items; the result is the tuple of their results."""
-        return AggregateOperation(
-            createFn=functools.partial(_createAll, tuple(op.createFn for op in ops)),
-            accumulateFn=functools.partial(_accumulateAll, tuple(op.accumulateFn for op in ops)),
-            combineFn=_pairwiseOrNone([op.combineFn for op in ops]),
-            deductFn=_pairwiseOrNone([op.deductFn for op in ops]),
-            exportFn=functools.partial(_resultsOfAll, tuple(op.exportFn for op in ops)),
-            finishFn=functools.partial(_resultsOfAll, tuple(op.finishFn for op in ops)),
-        )
+    def allOf(*ops: AggregateOperation, outputFn: Callable | None = None) -> AggregateOperation:
+        """Run every operation over the same items; the result is the tuple of their results
+        (or ``outputFn(r0, r1, ...)``, as Jet's ``allOf(op0, op1, exportFinishFn)``)."""
+        return _allOf(ops, _resultsBy(outputFn, byTag=False))
+
+    @staticmethod
+    def allOfBuilder() -> "AllOfAggregationBuilder":
+        """Return a builder of ``allOf`` over any number of operations, results by tag."""
+        return AllOfAggregationBuilder()
+
+    @staticmethod
+    def aggregateOperation2(
+        op0: AggregateOperation, op1: AggregateOperation, exportFinishFn: Callable | None = None
+    ) -> AggregateOperation:
+        """Return the two-input operation aggregating input 0 with ``op0`` and input 1 with
+        ``op1`` (for ``stage0.aggregate2(stage1, op)``); its result is ``(r0, r1)`` or
+        ``exportFinishFn(r0, r1)``."""
+        return coAggregateOperation((op0, op1), _resultsBy(exportFinishFn, byTag=False))
+
+    @staticmethod
+    def aggregateOperation3(
+        op0: AggregateOperation, op1: AggregateOperation, op2: AggregateOperation,
+        exportFinishFn: Callable | None = None,
+    ) -> AggregateOperation:
+        """Return the three-input operation of ``op0``, ``op1`` and ``op2``; its result is
+        ``(r0, r1, r2)`` or ``exportFinishFn(r0, r1, r2)``."""
+        return coAggregateOperation((op0, op1, op2), _resultsBy(exportFinishFn, byTag=False))
+
+    @staticmethod
+    def coAggregateOperationBuilder() -> "CoAggregateOperationBuilder":
+        """Return a builder of an operation over several inputs, any number of operations per
+        input (the input tags come from ``aggregateBuilder().add(stage)``)."""
+        return CoAggregateOperationBuilder()
+
+
+class AllOfAggregationBuilder:
+    """Jet's ``AllOfAggregationBuilder``: ``add(op)`` returns the tag of its result."""
+
+    def __init__(self) -> None:
+        self._operations: list[AggregateOperation] = []
+
+    def add(self, operation: AggregateOperation) -> Tag:
+        """Add an operation over the items; return the tag of its result."""
+        self._operations.append(operation)
+        return Tag(len(self._operations) - 1)
+
+    def build(self, exportFinishFn: Callable | None = None) -> AggregateOperation:
+        """Return the operation; its result is ``ItemsByTag`` or ``exportFinishFn(itemsByTag)``."""
+        return _allOf(tuple(self._operations), _resultsBy(exportFinishFn, byTag=True))
+
+
+class CoAggregateOperationBuilder:
+    """Jet's ``CoAggregateOperationBuilder``: ``add(inputTag, op)`` aggregates that input's
+    items with ``op`` and returns the tag of its result."""
+
+    def __init__(self) -> None:
+        self._parts: list[tuple[int, AggregateOperation]] = []
+
+    def add(self, inputTag: Tag, operation: AggregateOperation) -> Tag:
+        """Aggregate the items of ``inputTag`` with ``operation``; return the tag of its result."""
+        self._parts.append((inputTag.index, operation))
+        return Tag(len(self._parts) - 1)
+
+    def build(self, exportFinishFn: Callable | None = None) -> AggregateOperation:
+        """Return the operation; its result is ``ItemsByTag`` or ``exportFinishFn(itemsByTag)``."""
+        if not self._parts:
+            raise PipelineError("coAggregateOperationBuilder: add at least one operation before build()")
+        inputs = tuple(index for index, _ in self._parts)
+        missing = sorted(set(range(max(inputs) + 1)) - set(inputs))
+        if missing:
+            raise PipelineError(
+                f"coAggregateOperationBuilder: no operation for the input tag(s) {[Tag(i) for i in missing]}; "
+                "every input from Tag0 to the highest added needs one"
+            )
+        operations = tuple(operation for _, operation in self._parts)
+        return coAggregateOperation(operations, _resultsBy(exportFinishFn, byTag=True), inputs)

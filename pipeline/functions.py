@@ -40,12 +40,17 @@ def acceptsOneArgument(fn: Callable) -> bool:
     return True
 
 
-def checkAggregateOperation(aggrOp: AggregateOperation, stageName: str) -> None:
-    """Raise if ``aggrOp`` is not an AggregateOperation Spark can ship."""
+def checkAggregateOperation(aggrOp: AggregateOperation, stageName: str, arity: int = 1) -> None:
+    """Raise if ``aggrOp`` is not an AggregateOperation of ``arity`` inputs Spark can ship."""
     if not isinstance(aggrOp, AggregateOperation):
         raise PipelineError(
             f"Stage '{stageName}': {_given('aggrOp')} must be an AggregateOperation (see "
             f"AggregateOperations), got {type(aggrOp).__name__} {shorten(aggrOp)}"
+        )
+    if aggrOp.arity != arity:
+        raise PipelineError(
+            f"Stage '{stageName}': {_given('aggrOp')} aggregates {aggrOp.arity} input(s), but the stage "
+            f"has {arity}"
         )
     checkPicklable(aggrOp, stageName, "aggrOp")
 

@@ -7,6 +7,7 @@ import attrs
 
 from sparkjet.coredag.api.service_factory import ServiceFactory
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
+from sparkjet.coredag.model.tags import ItemsByTag, Tag
 from sparkjet.coredag.processors.coaggregation import TaggedKey, coAggregateOperation
 from sparkjet.pipeline.comparators import ComparatorEx, sortKeyOf
 from sparkjet.pipeline.errors import PipelineError
@@ -131,29 +132,39 @@ class BatchStage(Stage):
         checkAggregateOperation(aggrOp, transform.name)
         return BatchStage(self.pipeline, self.attachDownstream(transform))
 
-    def aggregate2(
-        self, aggrOp0: AggregateOperation, stage1: "BatchStage", aggrOp1: AggregateOperation
-    ) -> "BatchStage":
-        """Aggregate this stage with ``aggrOp0`` and ``stage1`` with ``aggrOp1``; emit ``(r0, r1)``."""
-        return self._coAggregate((self, stage1), (aggrOp0, aggrOp1), resultsByTag=False)
+    def aggregate2(self, first, second, aggrOp1: AggregateOperation | None = None) -> "BatchStage":
+        """Jet's two forms: ``aggregate2(aggrOp0, stage1, aggrOp1)`` emits ``(r0, r1)``;
+        ``aggregate2(stage1, aggrOp2)`` aggregates both stages with one two-input operation
+        (see ``AggregateOperations.aggregateOperation2``) and emits its result."""
+        if aggrOp1 is None:
+            return self._coAggregateWith((self, first), second)
+        return self._coAggregate((self, second), (first, aggrOp1))
 
-    def aggregate3(
-        self, aggrOp0: AggregateOperation, stage1: "BatchStage", aggrOp1: AggregateOperation,
-        stage2: "BatchStage", aggrOp2: AggregateOperation,
-    ) -> "BatchStage":
-        """Aggregate three stages, each with its own operation; emit ``(r0, r1, r2)``."""
-        return self._coAggregate((self, stage1, stage2), (aggrOp0, aggrOp1, aggrOp2), resultsByTag=False)
+    def aggregate3(self, first, second, third, stage2=None, aggrOp2: AggregateOperation | None = None) -> "BatchStage":
+        """Jet's two forms: ``aggregate3(aggrOp0, stage1, aggrOp1, stage2, aggrOp2)`` emits
+        ``(r0, r1, r2)``; ``aggregate3(stage1, stage2, aggrOp3)`` aggregates the three stages with
+        one three-input operation and emits its result."""
+        if stage2 is None:
+            return self._coAggregateWith((self, first, second), third)
+        return self._coAggregate((self, second, stage2), (first, third, aggrOp2))
 
-    def aggregateBuilder(self, aggrOp0: AggregateOperation) -> "AggregateBuilder":
-        """Return a builder co-aggregating this stage (tag 0) with any number of others."""
-        return AggregateBuilder(self, aggrOp0)
+    def aggregateBuilder(self, aggrOp0: AggregateOperation | None = None):
+        """Return a builder co-aggregating this stage with any number of others: with
+        ``aggrOp0``, each stage gets its operation (``add(stage, aggrOp)`` returns the tag of its
+        result); without, ``add(stage)`` returns the stage's input tag and ``build(aggrOp)`` takes
+        one operation of that many inputs (``AggregateOperations.coAggregateOperationBuilder``)."""
+        return AggregateBuilder(self, aggrOp0) if aggrOp0 is not None else AggregateBuilder1(self)
 
-    def _coAggregate(self, stages, operations, resultsByTag: bool) -> "BatchStage":
+    def _coAggregate(self, stages, operations, outputFn: Callable = tuple) -> "BatchStage":
         name = f"{len(stages)}-way co-aggregate"
         for aggrOp in operations:
             checkAggregateOperation(aggrOp, name)
-        op = coAggregateOperation(tuple(operations), resultsByTag)
-        return BatchStage(self.pipeline, attachFedBy(AggregateTransform(name, op), tuple(stages)))
+        return self._coAggregateWith(stages, coAggregateOperation(tuple(operations), outputFn))
+
+    def _coAggregateWith(self, stages, aggrOp: AggregateOperation) -> "BatchStage":
+        name = f"{len(stages)}-way co-aggregate"
+        checkAggregateOperation(aggrOp, name, arity=len(stages))
+        return BatchStage(self.pipeline, attachFedBy(AggregateTransform(name, aggrOp), tuple(stages)))
 
     def writeTo(self, sink: Sink) -> "SinkStage":
         """Send every item to ``sink``."""
@@ -246,9 +257,10 @@ class BatchStage(Stage):
         checkPicklable(serviceFactory, transform.name, "serviceFactory")
         return self._attach(transform, fn, f"{kind}Fn")
 
-    def _hashJoin(self, others, clauses, mapFn, inner: bool, matchesByTag: bool = False) -> "BatchStage":
+    def _hashJoin(self, others, clauses, mapFn, inner: bool | tuple[bool, ...], matchesByTag: bool = False) -> "BatchStage":
         name = f"{len(others) + 1}-way hash-join"
-        transform = HashJoinTransform(name, tuple(clauses), mapFn, inner, matchesByTag)
+        innerSides = inner if isinstance(inner, tuple) else (inner,) * len(clauses)
+        transform = HashJoinTransform(name, tuple(clauses), mapFn, innerSides, matchesByTag)
         checkPicklable(transform, name, "clauses and mapFn")
         return BatchStage(self.pipeline, attachFedBy(transform, (self, *others)))
 
@@ -287,39 +299,80 @@ def _checkSortKey(key: Callable, stageName: str) -> None:
 
 
 class AggregateBuilder:
-    """Collects stages to co-aggregate, each with its operation; ``add`` returns its tag."""
+    """Collects stages to co-aggregate, each with its operation; ``add`` returns the tag of its
+    result, as Jet's ``AggregateBuilder`` and ``GroupAggregateBuilder`` do."""
 
     def __init__(self, first, aggrOp0: AggregateOperation) -> None:
         self._stages, self._operations = [first], [aggrOp0]
 
-    def add(self, stage, aggrOp: AggregateOperation) -> int:
+    def tag0(self) -> Tag:
+        """Return the tag of the first stage's result."""
+        return Tag.tag0()
+
+    def add(self, stage, aggrOp: AggregateOperation) -> Tag:
         """Co-aggregate ``stage`` with ``aggrOp``; return the tag of its result."""
         self._stages.append(stage)
         self._operations.append(aggrOp)
-        return len(self._stages) - 1
+        return Tag(len(self._stages) - 1)
 
-    def build(self):
-        """Emit ``{tag: result}`` (keyed: ``(key, {tag: result})``)."""
-        return self._stages[0]._coAggregate(tuple(self._stages), tuple(self._operations), resultsByTag=True)
+    def build(self, outputFn: Callable | None = None):
+        """Emit the results as ``ItemsByTag``, or ``outputFn(itemsByTag)`` (keyed stages:
+        ``(key, ...)`` per key)."""
+        byTag = ItemsByTag.ofResults if outputFn is None else functools.partial(_tagged, outputFn)
+        return self._stages[0]._coAggregate(tuple(self._stages), tuple(self._operations), byTag)
+
+
+def _tagged(outputFn: Callable, results: tuple):
+    return outputFn(ItemsByTag.ofResults(results))
+
+
+class AggregateBuilder1:
+    """Collects stages to co-aggregate with one operation of as many inputs (Jet's
+    ``AggregateBuilder1``); ``add`` returns each stage's input tag."""
+
+    def __init__(self, first) -> None:
+        self._stages = [first]
+
+    def tag0(self) -> Tag:
+        """Return the input tag of the first stage."""
+        return Tag.tag0()
+
+    def add(self, stage) -> Tag:
+        """Add ``stage``; return its input tag, for ``coAggregateOperationBuilder().add``."""
+        self._stages.append(stage)
+        return Tag(len(self._stages) - 1)
+
+    def build(self, aggrOp: AggregateOperation):
+        """Emit the result of ``aggrOp`` over the stages (keyed stages: ``(key, result)``)."""
+        return self._stages[0]._coAggregateWith(tuple(self._stages), aggrOp)
 
 
 class HashJoinBuilder:
-    """Collects the stages to join with a primary stage; ``add`` returns each one's tag."""
+    """Collects the stages to join with a primary stage; ``add`` and ``addInner`` return each
+    one's tag, as Jet's ``HashJoinBuilder``."""
 
     def __init__(self, primary: BatchStage) -> None:
         self._primary = primary
-        self._sides: list[tuple[BatchStage, JoinClause]] = []
+        self._sides: list[tuple[BatchStage, JoinClause, bool]] = []
 
-    def add(self, stage: BatchStage, clause: JoinClause) -> int:
-        """Join ``stage`` by ``clause``; return the tag its matches have in ``build``'s dict."""
-        self._sides.append((stage, clause))
-        return len(self._sides) - 1
+    def add(self, stage: BatchStage, clause: JoinClause) -> Tag:
+        """Join ``stage`` by ``clause`` (outer: an item without a match gets None there);
+        return the tag of its matches."""
+        return self._add(stage, clause, inner=False)
+
+    def addInner(self, stage: BatchStage, clause: JoinClause) -> Tag:
+        """Join ``stage`` by ``clause`` (inner: an item without a match there is dropped);
+        return the tag of its matches."""
+        return self._add(stage, clause, inner=True)
+
+    def _add(self, stage: BatchStage, clause: JoinClause, inner: bool) -> Tag:
+        self._sides.append((stage, clause, inner))
+        return Tag(len(self._sides) - 1)
 
     def build(self, mapFn: Callable) -> BatchStage:
-        """Emit ``mapFn(item, {tag: match})`` per combination of matches (``None`` if none)."""
-        stages = tuple(stage for stage, _ in self._sides)
-        clauses = tuple(clause for _, clause in self._sides)
-        return self._primary._hashJoin(stages, clauses, mapFn, inner=False, matchesByTag=True)
+        """Emit ``mapFn(item, itemsByTag)`` per combination of matches."""
+        stages, clauses, inner = zip(*self._sides) if self._sides else ((), (), ())
+        return self._primary._hashJoin(stages, clauses, mapFn, inner=tuple(inner), matchesByTag=True)
 
 
 @attrs.frozen
@@ -337,30 +390,36 @@ class BatchStageWithKey:
         checkAggregateOperation(aggrOp, transform.name)
         return self._attach(transform)
 
-    def aggregate2(
-        self, aggrOp0: AggregateOperation, stage1: "BatchStageWithKey", aggrOp1: AggregateOperation
-    ) -> BatchStage:
-        """Co-group this stage and ``stage1`` by key; emit ``(key, (r0, r1))``."""
-        return self._coAggregate((self, stage1), (aggrOp0, aggrOp1), resultsByTag=False)
+    def aggregate2(self, first, second, aggrOp1: AggregateOperation | None = None) -> BatchStage:
+        """Co-group this stage and a keyed ``stage1`` by key: ``aggregate2(aggrOp0, stage1,
+        aggrOp1)`` emits ``(key, (r0, r1))``, ``aggregate2(stage1, aggrOp2)`` ``(key, result)``."""
+        if aggrOp1 is None:
+            return self._coAggregateWith((self, first), second)
+        return self._coAggregate((self, second), (first, aggrOp1))
 
-    def aggregate3(
-        self, aggrOp0: AggregateOperation, stage1: "BatchStageWithKey", aggrOp1: AggregateOperation,
-        stage2: "BatchStageWithKey", aggrOp2: AggregateOperation,
-    ) -> BatchStage:
-        """Co-group three stages by key; emit ``(key, (r0, r1, r2))``."""
-        return self._coAggregate((self, stage1, stage2), (aggrOp0, aggrOp1, aggrOp2), resultsByTag=False)
+    def aggregate3(self, first, second, third, stage2=None, aggrOp2: AggregateOperation | None = None) -> BatchStage:
+        """Co-group three keyed stages: ``aggregate3(aggrOp0, stage1, aggrOp1, stage2, aggrOp2)``
+        emits ``(key, (r0, r1, r2))``, ``aggregate3(stage1, stage2, aggrOp3)`` ``(key, result)``."""
+        if stage2 is None:
+            return self._coAggregateWith((self, first, second), third)
+        return self._coAggregate((self, second, stage2), (first, third, aggrOp2))
 
-    def aggregateBuilder(self, aggrOp0: AggregateOperation) -> AggregateBuilder:
-        """Return a builder co-grouping this stage (tag 0) with any number of keyed stages."""
-        return AggregateBuilder(self, aggrOp0)
+    def aggregateBuilder(self, aggrOp0: AggregateOperation | None = None):
+        """Return a builder co-grouping this stage with any number of keyed stages (see
+        ``BatchStage.aggregateBuilder``)."""
+        return AggregateBuilder(self, aggrOp0) if aggrOp0 is not None else AggregateBuilder1(self)
 
-    def _coAggregate(self, stages, operations, resultsByTag: bool) -> BatchStage:
+    def _coAggregate(self, stages, operations, outputFn: Callable = tuple) -> BatchStage:
         name = f"{len(stages)}-way cogroup-and-aggregate"
         for aggrOp in operations:
             checkAggregateOperation(aggrOp, name)
-        op = coAggregateOperation(tuple(operations), resultsByTag)
+        return self._coAggregateWith(stages, coAggregateOperation(tuple(operations), outputFn))
+
+    def _coAggregateWith(self, stages, aggrOp: AggregateOperation) -> BatchStage:
+        name = f"{len(stages)}-way cogroup-and-aggregate"
+        checkAggregateOperation(aggrOp, name, arity=len(stages))
         keyFns = tuple(stage.keyFn for stage in stages)
-        transform = GroupTransform(name, TaggedKey(keyFns), op, keyFns)
+        transform = GroupTransform(name, TaggedKey(keyFns), aggrOp, keyFns)
         upstream = tuple(BatchStage(s.pipeline, s.index, s.rebalancing) for s in stages)
         return BatchStage(self.pipeline, attachFedBy(transform, upstream))
 

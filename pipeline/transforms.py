@@ -187,7 +187,8 @@ class HashJoinTransform(Transform):
 
     clauses: tuple[JoinClause, ...]
     mapFn: Callable
-    inner: bool
+    inner: tuple[bool, ...]
+    """Per clause: whether a primary item without a match there is dropped (else matched None)."""
     matchesByTag: bool = False
 
 

@@ -1,5 +1,6 @@
 """AggregateOperation: Jet's create / accumulate / combine / deduct / export / finish."""
 
+import functools
 from collections.abc import Callable
 from typing import Self
 
@@ -45,11 +46,44 @@ class AggregateOperation:
     finishFn: Callable[[object], object] = attrs.field(
         default=attrs.Factory(lambda self: self.exportFn, takes_self=True)
     )
+    arity: int = attrs.field(default=1, kw_only=True)
+    """How many inputs it aggregates; above 1, ``accumulateFn`` takes ``(ordinal, item)`` pairs."""
 
     @staticmethod
     def withCreate(createFn: Callable[[], object]) -> "AggregateOperationBuilder":
         """Start building an operation whose accumulators ``createFn`` makes, as in Jet."""
         return AggregateOperationBuilder(createFn)
+
+    def andThen(self, thenFn: _Unary) -> "AggregateOperation":
+        """Return this operation with ``thenFn`` applied to what export and finish return."""
+        return attrs.evolve(
+            self,
+            exportFn=functools.partial(_then, thenFn, self.exportFn),
+            finishFn=functools.partial(_then, thenFn, self.finishFn),
+        )
+
+    def withIdentityFinish(self) -> "AggregateOperation":
+        """Return this operation finishing with the accumulator itself; it cannot export."""
+        return attrs.evolve(self, exportFn=_unsupportedExport, finishFn=identity)
+
+    def withCombiningAccumulateFn(self, getAccFn: _Unary) -> "AggregateOperation":
+        """Return this operation accumulating items that hold accumulators (``getAccFn(item)``)
+        by combining them: the second stage of a two-stage aggregation."""
+        if self.combineFn is None:
+            raise PipelineError("The 'combine' primitive is missing")
+        return attrs.evolve(self, accumulateFn=functools.partial(_combineHeld, self.combineFn, getAccFn), arity=1)
+
+
+def _then(thenFn: _Unary, fn: _Unary, acc: object) -> object:
+    return thenFn(fn(acc))
+
+
+def _unsupportedExport(acc: object) -> object:
+    raise PipelineError("Can't use exportFn on an aggregate operation with identity finishFn")
+
+
+def _combineHeld(combineFn: _Binary, getAccFn: _Unary, acc: object, item: object) -> object:
+    return combineFn(acc, getAccFn(item))
 
 
 @attrs.frozen

@@ -1,6 +1,6 @@
 """Co-aggregation: one aggregate operation per input, folded together over ``(ordinal, item)``."""
 
-from collections.abc import Iterable
+from collections.abc import Callable
 
 import attrs
 
@@ -22,52 +22,63 @@ class TaggedKey:
 
 @attrs.frozen
 class CoAggregation:
-    """The parts of an operation whose accumulator is a list, one slot per input."""
+    """The parts of an operation whose accumulator is a list, one slot per operation; operation
+    i aggregates the items of input ``inputs[i]``, and ``outputFn`` gets the tuple of results."""
 
     operations: tuple[AggregateOperation, ...]
-    resultsByTag: bool
+    inputs: tuple[int, ...]
+    outputFn: Callable[[tuple], object] = tuple
 
     def create(self) -> list:
-        """Return one fresh accumulator per input."""
+        """Return one fresh accumulator per operation."""
         return [op.createFn() for op in self.operations]
 
     def accumulate(self, accumulators: list, pair: tuple) -> list:
-        """Accumulate ``(ordinal, item)`` into the slot of its input."""
+        """Accumulate ``(ordinal, item)`` into the slots of the operations of its input."""
         ordinal, item = pair
-        accumulators[ordinal] = self.operations[ordinal].accumulateFn(accumulators[ordinal], item)
+        for slot, (op, source) in enumerate(zip(self.operations, self.inputs)):
+            if source == ordinal:
+                accumulators[slot] = op.accumulateFn(accumulators[slot], item)
         return accumulators
 
     def combine(self, left: list, right: list) -> list:
         """Combine slot by slot into ``left``."""
-        for ordinal, op in enumerate(self.operations):
-            left[ordinal] = op.combineFn(left[ordinal], right[ordinal])
+        for slot, op in enumerate(self.operations):
+            left[slot] = op.combineFn(left[slot], right[slot])
+        return left
+
+    def deduct(self, left: list, right: list) -> list:
+        """Deduct slot by slot from ``left``."""
+        for slot, op in enumerate(self.operations):
+            left[slot] = op.deductFn(left[slot], right[slot])
         return left
 
     def export(self, accumulators: list) -> object:
-        """Return each input's exported result."""
-        return self._results(op.exportFn(acc) for op, acc in zip(self.operations, accumulators))
+        """Return ``outputFn`` of each operation's exported result."""
+        return self.outputFn(tuple(op.exportFn(acc) for op, acc in zip(self.operations, accumulators)))
 
     def finish(self, accumulators: list) -> object:
-        """Return each input's finished result."""
-        return self._results(op.finishFn(acc) for op, acc in zip(self.operations, accumulators))
-
-    def _results(self, results: Iterable) -> object:
-        return dict(enumerate(results)) if self.resultsByTag else tuple(results)
+        """Return ``outputFn`` of each operation's finished result."""
+        return self.outputFn(tuple(op.finishFn(acc) for op, acc in zip(self.operations, accumulators)))
 
 
 def coAggregateOperation(
-    operations: tuple[AggregateOperation, ...], resultsByTag: bool = False
+    operations: tuple[AggregateOperation, ...],
+    outputFn: Callable[[tuple], object] = tuple,
+    inputs: tuple[int, ...] | None = None,
 ) -> AggregateOperation:
-    """Return the operation folding ``(ordinal, item)`` pairs with ``operations[ordinal]``:
-    its result is a tuple of the inputs' results, or a dict ``{tag: result}``."""
-    parts = CoAggregation(tuple(operations), resultsByTag)
-    canCombine = all(op.combineFn is not None for op in operations)
+    """Return the operation folding ``(ordinal, item)`` pairs, operation i taking the items of
+    input ``inputs[i]`` (by default input i); its result is ``outputFn(results)``."""
+    inputs = tuple(range(len(operations))) if inputs is None else tuple(inputs)
+    parts = CoAggregation(tuple(operations), inputs, outputFn)
     return AggregateOperation(
         createFn=parts.create,
         accumulateFn=parts.accumulate,
-        combineFn=parts.combine if canCombine else None,
+        combineFn=parts.combine if all(op.combineFn is not None for op in operations) else None,
+        deductFn=parts.deduct if all(op.deductFn is not None for op in operations) else None,
         exportFn=parts.export,
         finishFn=parts.finish,
+        arity=max(inputs, default=0) + 1,
     )
 
 

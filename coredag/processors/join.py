@@ -8,6 +8,7 @@ import attrs
 
 from sparkjet.coredag.api.processor import AbstractProcessor
 from sparkjet.coredag.errors import JobError, UserFunctionError, describeStage, shorten
+from sparkjet.coredag.model.tags import ItemsByTag
 from sparkjet.coredag.processors.aggregation import FoldingSupplier
 
 BROADCAST_LIMIT = 512 << 20
@@ -78,26 +79,32 @@ class HashJoinCollectP(FoldingSupplier):
         return iter((state.table,))
 
 
+_UNMATCHED = {False: (None,), True: ()}
+"""What an outer and an inner side match when the table has no item of the key."""
+
+
 @attrs.frozen
 class HashJoinP:
     """Supplies joiners: tables arrive on ordinals 1..n first, primary items on ordinal 0."""
 
     leftKeyFns: tuple[Callable, ...]
     mapFn: Callable
-    inner: bool
+    inner: tuple[bool, ...]
     matchesByTag: bool
     stageName: str
 
     def joined(self, item: object, tables: list[dict]) -> list:
-        """Return ``mapFn`` of ``item`` with every combination of its matches."""
+        """Return ``mapFn`` of ``item`` with every combination of its matches; an outer side
+        without a match gives None, an inner one drops the item."""
         try:
-            matches = [table.get(keyFn(item), ()) for keyFn, table in zip(self.leftKeyFns, tables)]
-            if not self.inner:
-                matches = [found or (None,) for found in matches]
+            matches = [
+                table.get(keyFn(item), ()) or _UNMATCHED[inner]
+                for keyFn, table, inner in zip(self.leftKeyFns, tables, self.inner)
+            ]
             outputs = []
             for combination in itertools.product(*matches):
                 output = (
-                    self.mapFn(item, dict(enumerate(combination)))
+                    self.mapFn(item, ItemsByTag.ofResults(combination))
                     if self.matchesByTag
                     else self.mapFn(item, *combination)
                 )

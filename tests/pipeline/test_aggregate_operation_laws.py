@@ -255,6 +255,7 @@ def test_the_deducting_cases_are_the_ones_jet_deducts_in():
         "averaging",
         "filtering",
         "reducing",
+        "pickAny",
         "linearTrend",
         "linearTrend-floats",
         "allOf",

@@ -306,6 +306,26 @@ def test_reducing_folds_from_the_empty_value_and_deducts_when_given():
     assert aggregate(ops.reducing(10, len, max), []) == 10
 
 
+def test_pickAny_deducts_as_jets_when_pickAny():
+    """Jet's AggregateOperationsTest.when_pickAny: accumulate 1 and 2, combine, deduct 2."""
+    op = ops.pickAny()
+    acc1, acc2 = op.accumulateFn(op.createFn(), 1), op.accumulateFn(op.createFn(), 2)
+    combined = op.combineFn(acc1, acc2)
+    assert op.exportFn(combined) == 1 and op.finishFn(combined) == 1
+    assert op.exportFn(op.deductFn(combined, acc2)) == 1
+    assert op.exportFn(op.deductFn(op.deductFn(combined, acc2), acc1)) is None
+
+
+def test_pickAny_keeps_its_item_until_every_item_is_deducted():
+    op = ops.pickAny()
+    three = op.createFn()
+    for item in "abc":
+        three = op.accumulateFn(three, item)
+    onlyA = op.accumulateFn(op.createFn(), "a")
+    assert op.exportFn(op.deductFn(three, onlyA)) == "a"  # "any" item: Jet keeps the picked one
+    assert op.exportFn(op.deductFn(three, three)) is None
+
+
 def test_pickAny_picks_one_of_the_items():
     assert aggregate(ops.pickAny(), ITEMS) in ITEMS
     assert aggregate(ops.pickAny(), [None]) is None

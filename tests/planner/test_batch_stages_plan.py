@@ -23,6 +23,7 @@ from sparkjet.pipeline import (
     ServiceFactories,
     Sinks,
     Sources,
+    Tag,
     wholeItem,
 )
 from sparkjet.planner import plan
@@ -325,8 +326,8 @@ def test_hash_join_joiner_gets_the_primary_at_ordinal_0_and_the_table_first_at_o
 def test_hash_join_processors_carry_the_clause_the_mapFn_and_outer_or_inner():
     projecting = CLAUSE.projecting(second).withBroadcastLimit(1 << 20)
     outer, inner = plan(hashJoinPipeline(clause=projecting)), plan(hashJoinPipeline(inner=True))
-    assert supplier(outer, "2-way hash-join-joiner") == HashJoinP((first,), pair, False, False, "2-way hash-join")
-    assert supplier(inner, "2-way hash-join-joiner") == HashJoinP((first,), pair, True, False, "2-way hash-join")
+    assert supplier(outer, "2-way hash-join-joiner") == HashJoinP((first,), pair, (False,), False, "2-way hash-join")
+    assert supplier(inner, "2-way hash-join-joiner") == HashJoinP((first,), pair, (True,), False, "2-way hash-join")
     assert supplier(outer, "2-way hash-join-collector1") == HashJoinCollectP(
         first, second, "2-way hash-join", "items-2", 1 << 20
     )
@@ -386,7 +387,7 @@ def test_hash_join2_has_collectors_1_and_2_at_joiner_ordinals_1_and_2_before_the
         'between("items-2", "3-way hash-join-collector1").broadcast().distributed()',
         'between("items-3", "3-way hash-join-collector2").broadcast().distributed()',
     ]
-    assert supplier(dag, "3-way hash-join-joiner") == HashJoinP((first, second), triple, False, False, "3-way hash-join")
+    assert supplier(dag, "3-way hash-join-joiner") == HashJoinP((first, second), triple, (False, False), False, "3-way hash-join")
     assert supplier(dag, "3-way hash-join-collector2") == HashJoinCollectP(first, None, "3-way hash-join", "items-3")
 
 
@@ -397,7 +398,7 @@ def test_hash_join_builder_with_three_tags_is_a_4_way_join_matching_by_tag():
     tags = [builder.add(other, CLAUSE) for other in others]
     builder.build(byTags).writeTo(Sinks.list("out"))
     dag = plan(p)
-    assert tags == [0, 1, 2]
+    assert tags == [Tag.tag0(), Tag.tag1(), Tag.tag2()]
     assert [name for name, parallelism in vertices(dag) if parallelism == 1] == [
         "4-way hash-join-collector1", "4-way hash-join-collector2", "4-way hash-join-collector3", "listSink(out)"
     ]
@@ -407,7 +408,7 @@ def test_hash_join_builder_with_three_tags_is_a_4_way_join_matching_by_tag():
         ("4-way hash-join-collector2", 2, -1),
         ("4-way hash-join-collector3", 3, -1),
     ]
-    assert supplier(dag, "4-way hash-join-joiner") == HashJoinP((first,) * 3, byTags, False, True, "4-way hash-join")
+    assert supplier(dag, "4-way hash-join-joiner") == HashJoinP((first,) * 3, byTags, (False,) * 3, True, "4-way hash-join")
 
 
 def test_hash_join_of_a_stage_with_itself_uses_two_outbound_ordinals():

@@ -6,7 +6,7 @@ import pytest
 
 from sparkjet.coredag import RoutingPolicy
 from sparkjet.coredag.processors.coaggregation import TaggedInputP
-from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources
+from sparkjet.pipeline import AggregateOperations, ItemsByTag, Pipeline, Sinks, Sources, Tag
 from sparkjet.planner import plan
 
 NUMBERS, WORDS = list(range(10)), ["x", "yy", "zzz", "ab"]
@@ -76,4 +76,6 @@ def test_co_grouping_results_equal_plain_python(jet):
     sums = Counter()
     for x in NUMBERS:
         sums[x % 3] += x
-    assert dict(jet.getList("tagged")) == {k: {0: sums[k], lengths: len(lists.get(k, []))} for k in keys}
+    assert dict(jet.getList("tagged")) == {
+        k: ItemsByTag.itemsByTag(Tag.tag0(), sums[k], lengths, len(lists.get(k, []))) for k in keys
+    }
