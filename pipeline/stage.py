@@ -9,6 +9,7 @@ from sparkjet.coredag.api.service_factory import ServiceFactory
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.model.tags import ItemsByTag, Tag
 from sparkjet.coredag.processors.coaggregation import TaggedKey, coAggregateOperation
+from sparkjet.coredag.processors.keyed import StatefulKind
 from sparkjet.pipeline.comparators import ComparatorEx, sortKeyOf
 from sparkjet.pipeline.errors import PipelineError
 from sparkjet.pipeline.functions import (
@@ -197,6 +198,29 @@ class BatchStage(Stage):
             key, comparatorReverses = sortKeyOf(comparator)
             reverse = reverse != comparatorReverses
         return BatchStage(self.pipeline, self.attachDownstream(attrs.evolve(transform, keyFn=key, reverse=reverse)))
+
+    def mapStateful(self, createFn: Callable, mapFn: Callable) -> "BatchStage":
+        """Map each item with ``mapFn(state, item)``, one state made by ``createFn()`` for all
+        items (so one processor runs it, as in Jet); a None result drops the item."""
+        return self._stateful("map-stateful-global", createFn, mapFn, StatefulKind.MAP, "mapFn")
+
+    def filterStateful(self, createFn: Callable, filterFn: Callable) -> "BatchStage":
+        """Keep the items for which ``filterFn(state, item)`` is true, one state for all items."""
+        return self._stateful("map-stateful-global", createFn, filterFn, StatefulKind.FILTER, "filterFn")
+
+    def flatMapStateful(self, createFn: Callable, flatMapFn: Callable) -> "BatchStage":
+        """Emit every item of the iterable ``flatMapFn(state, item)``, one state for all items."""
+        return self._stateful("flatmap-stateful-global", createFn, flatMapFn, StatefulKind.FLAT_MAP, "flatMapFn")
+
+    def rollingAggregate(self, aggrOp: AggregateOperation) -> "BatchStage":
+        """Emit, for each item, the result so far of aggregating every item (one processor)."""
+        transform = RollingAggregateTransform("rolling-aggregate", None, aggrOp)
+        checkAggregateOperation(aggrOp, transform.name)
+        return BatchStage(self.pipeline, self.attachDownstream(transform))
+
+    def _stateful(self, name: str, createFn: Callable, fn: Callable, kind: StatefulKind, parameter: str) -> "BatchStage":
+        checkFunction(createFn, name, "createFn")
+        return self._attach(MapStatefulTransform(name, None, createFn, fn, kind, passesKey=False), fn, parameter)
 
     def hashJoin(self, other: "BatchStage", clause: JoinClause, mapFn: Callable) -> "BatchStage":
         """Emit ``mapFn(item, match)`` for every match in ``other`` (``None`` if none)."""
@@ -433,8 +457,20 @@ class BatchStageWithKey:
     def mapStateful(self, createFn: Callable, mapFn: Callable) -> BatchStage:
         """Map each item with ``mapFn(state, key, item)``, a state per key made by ``createFn()``;
         a None result drops the item. Mutate the state in place to keep what you learn."""
-        transform = MapStatefulTransform("map-stateful-keyed", self.keyFn, createFn, mapFn)
-        checkPicklable(transform, transform.name, "createFn and mapFn")
+        return self._stateful("map-stateful-keyed", createFn, mapFn, StatefulKind.MAP, "mapFn")
+
+    def filterStateful(self, createFn: Callable, filterFn: Callable) -> BatchStage:
+        """Keep the items for which ``filterFn(state, item)`` is true, a state per key."""
+        return self._stateful("map-stateful-keyed", createFn, filterFn, StatefulKind.FILTER, "filterFn", passesKey=False)
+
+    def flatMapStateful(self, createFn: Callable, flatMapFn: Callable) -> BatchStage:
+        """Emit every item of the iterable ``flatMapFn(state, key, item)``, a state per key."""
+        return self._stateful("flatmap-stateful-keyed", createFn, flatMapFn, StatefulKind.FLAT_MAP, "flatMapFn")
+
+    def _stateful(self, name, createFn, fn, kind, parameter: str, passesKey: bool = True) -> BatchStage:
+        transform = MapStatefulTransform(name, self.keyFn, createFn, fn, kind, passesKey)
+        checkFunction(createFn, name, "createFn")
+        checkFunction(fn, name, parameter)
         return self._attach(transform)
 
     def rollingAggregate(self, aggrOp: AggregateOperation) -> BatchStage:

@@ -8,6 +8,7 @@ import attrs
 from sparkjet.coredag.errors import SourceLocation, describeStage
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.processors.join import BROADCAST_LIMIT
+from sparkjet.coredag.processors.keyed import StatefulKind
 from sparkjet.coredag.processors.stateless import StepKind
 from sparkjet.pipeline.errors import PipelineError
 from sparkjet.pipeline.sinks import Sink
@@ -211,16 +212,21 @@ class ServiceTransform(Transform):
 
 @attrs.frozen
 class MapStatefulTransform(Transform):
-    """Maps each item with a state kept per key: ``mapFn(state, key, item)``."""
+    """Runs ``fn`` on each item with a state kept per ``keyFn(item)`` (None: one state for all
+    items): ``fn(state, key, item)``, or ``fn(state, item)`` where not ``passesKey``; ``kind``
+    says whether it maps, filters or flat-maps."""
 
-    keyFn: Callable
+    keyFn: Callable | None
     createFn: Callable
-    mapFn: Callable
+    fn: Callable
+    kind: StatefulKind = StatefulKind.MAP
+    passesKey: bool = True
 
 
 @attrs.frozen
 class RollingAggregateTransform(Transform):
-    """Emits, for each item, ``(key, export(acc))`` of its key's running accumulator."""
+    """Emits, for each item, ``(key, export(acc))`` of its key's running accumulator (no key:
+    ``export(acc)`` of the one accumulator of all items)."""
 
-    keyFn: Callable
+    keyFn: Callable | None
     aggrOp: AggregateOperation

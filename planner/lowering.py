@@ -37,7 +37,7 @@ from sparkjet.coredag.processors.aggregation import (
 from sparkjet.coredag.processors.coaggregation import TaggedInputP
 from sparkjet.coredag.processors.identity import IdentityP
 from sparkjet.coredag.processors.join import HashJoinCollectP, HashJoinP
-from sparkjet.coredag.processors.keyed import DistinctP, MapStatefulP, RollingAggregateP
+from sparkjet.coredag.processors.keyed import DistinctP, GlobalKey, MapStatefulP, RollingAggregateP
 from sparkjet.coredag.processors.peeking import ItemLogger, peeking
 from sparkjet.coredag.processors.service import ServiceP
 from sparkjet.coredag.processors.sinks import (
@@ -443,20 +443,31 @@ def lowerService(transform: ServiceTransform, builder: DagBuilder, index: int) -
 
 @lowerStage.register
 def lowerMapStateful(transform: MapStatefulTransform, builder: DagBuilder, index: int) -> None:
-    """``mapStateful``: one vertex behind a distributed partitioned edge."""
-    supplier = MapStatefulP(transform.keyFn, transform.createFn, transform.mapFn, stageName(transform))
-    addKeyedVertex(builder, index, supplier)
+    """``mapStateful``, ``filterStateful``, ``flatMapStateful``: one vertex behind a distributed
+    partitioned edge (global state: one processor)."""
+    keyFn = transform.keyFn or GlobalKey()
+    supplier = MapStatefulP(
+        keyFn, transform.createFn, transform.fn, stageName(transform), transform.kind, transform.passesKey
+    )
+    addKeyedVertex(builder, index, supplier, keyFn)
 
 
 @lowerStage.register
 def lowerRollingAggregate(transform: RollingAggregateTransform, builder: DagBuilder, index: int) -> None:
-    """``rollingAggregate``: one vertex behind a distributed partitioned edge."""
-    addKeyedVertex(builder, index, RollingAggregateP(transform.keyFn, transform.aggrOp, stageName(transform)))
+    """``rollingAggregate``: one vertex behind a distributed partitioned edge (global: one processor)."""
+    keyFn = transform.keyFn or GlobalKey()
+    supplier = RollingAggregateP(keyFn, transform.aggrOp, stageName(transform), emitsKey=transform.keyFn is not None)
+    addKeyedVertex(builder, index, supplier, keyFn)
 
 
-def addKeyedVertex(builder: DagBuilder, index: int, supplier: StandardProcessorSupplier) -> None:
-    """Add stage ``index``'s one vertex, each input distributed and partitioned by the stage's key."""
+def addKeyedVertex(builder: DagBuilder, index: int, supplier: StandardProcessorSupplier, keyFn: Callable) -> None:
+    """Add stage ``index``'s one vertex, each input distributed and partitioned by ``keyFn``; a
+    stage's global state (``GlobalKey``) lives in one processor, as in Jet."""
     transform = builder.graph.transforms[index]
-    vertex = builder.addVertex(transform.name, supplier, transform.localParallelism)
-    builder.addEdges(index, vertex, lambda e: e.distributed().partitioned(transform.keyFn))
+    parallelism = transform.localParallelism
+    if isinstance(keyFn, GlobalKey):
+        parallelism = 1
+        builder.addReason("one state for all items, so one processor (parallelism 1) gets every item, as in Jet")
+    vertex = builder.addVertex(transform.name, supplier, parallelism)
+    builder.addEdges(index, vertex, lambda e: e.distributed().partitioned(keyFn))
     builder.setExit(index, vertex)

@@ -1,10 +1,11 @@
-"""Keyed streaming processors: distinct, stateful mapping and rolling aggregation.
+"""Keyed streaming processors: distinct, stateful map, filter and flat-map, rolling aggregation.
 
 Each keeps per-key state and emits as items arrive; the fast path and the processor share
-one per-item step function.
+one per-item step function. A stage with global state is one key (``GlobalKey``) on one processor.
 """
 
 import abc
+import enum
 from collections.abc import Callable, Iterable, Iterator
 
 import attrs
@@ -24,19 +25,17 @@ class KeyedStepSupplier(StandardProcessorSupplier):
     stageName: str
 
     @abc.abstractmethod
-    def step(self, states: dict, key: object, item: object) -> object:
-        """Return the output for ``item`` (``_MISSING`` for none), updating ``states``."""
+    def step(self, states: dict, key: object, item: object) -> Iterable:
+        """Return the outputs for ``item`` (often one or none), updating ``states``."""
 
     def outputs(self, items: Iterable, states: dict) -> list:
         """Return the outputs of ``items``, naming the stage if a user function raises."""
         keyFn, step, outputs = self.keyFn, self.step, []
         for item in items:
             try:
-                output = step(states, keyFn(item), item)
+                outputs.extend(step(states, keyFn(item), item))
             except Exception as cause:
                 raise UserFunctionError(self.stageName, shorten(item), cause) from cause
-            if output is not _MISSING:
-                outputs.append(output)
         return outputs
 
     def batchFunction(self, context: ProcessorContext) -> BatchFunction:
@@ -79,42 +78,70 @@ class DistinctP(KeyedStepSupplier):
         """A prepare step's duplicates are removed again downstream."""
         return self.isPrepare
 
-    def step(self, states: dict, key: object, item: object) -> object:
+    def step(self, states: dict, key: object, item: object) -> Iterable:
         """Emit ``item`` if its key is new."""
         if key in states:
-            return _MISSING
+            return ()
         states[key] = True
-        return item
+        return (item,)
+
+
+class StatefulKind(enum.Enum):
+    """What a stateful stage's function returns: the output, whether to keep the item, or outputs."""
+
+    MAP = "map"
+    FILTER = "filter"
+    FLAT_MAP = "flat-map"
+
+
+@attrs.frozen
+class GlobalKey:
+    """The one key of a stage with global state: every item goes to one processor."""
+
+    def __call__(self, item: object) -> int:
+        return 0
 
 
 @attrs.frozen
 class MapStatefulP(KeyedStepSupplier):
-    """Emits ``mapFn(state, key, item)`` with a state per key made by ``createFn()``."""
+    """Runs ``fn`` on each item with its key's state (made by ``createFn()`` at the key's first
+    item): ``fn(state, key, item)``, or ``fn(state, item)`` where ``passesKey`` is False. By
+    ``kind``, it emits the result (None: nothing), the item if the result is true, or every item
+    of the result."""
 
     keyFn: Callable
     createFn: Callable
-    mapFn: Callable
+    fn: Callable
     stageName: str
+    kind: StatefulKind = StatefulKind.MAP
+    passesKey: bool = True
 
-    def step(self, states: dict, key: object, item: object) -> object:
-        """Map ``item`` with its key's state; None emits nothing."""
+    def step(self, states: dict, key: object, item: object) -> Iterable:
+        """Run ``fn`` on ``item`` with its key's state."""
         state = states.get(key, _MISSING)
         if state is _MISSING:
             state = states[key] = self.createFn()
-        output = self.mapFn(state, key, item)
-        return _MISSING if output is None else output
+        result = self.fn(state, key, item) if self.passesKey else self.fn(state, item)
+        if self.kind is StatefulKind.MAP:
+            return () if result is None else (result,)
+        if self.kind is StatefulKind.FILTER:
+            return (item,) if result else ()
+        return result
 
 
 @attrs.frozen
 class RollingAggregateP(KeyedStepSupplier):
-    """Emits ``(key, export(acc))`` after accumulating each item into its key's accumulator."""
+    """Emits ``(key, export(acc))`` (``export(acc)`` alone where not ``emitsKey``) after
+    accumulating each item into its key's accumulator."""
 
     keyFn: Callable
     op: AggregateOperation
     stageName: str
+    emitsKey: bool = True
 
-    def step(self, states: dict, key: object, item: object) -> object:
+    def step(self, states: dict, key: object, item: object) -> Iterable:
         """Accumulate ``item`` and emit the running result."""
         acc = states.get(key, _MISSING)
         acc = states[key] = self.op.accumulateFn(self.op.createFn() if acc is _MISSING else acc, item)
-        return key, self.op.exportFn(acc)
+        result = self.op.exportFn(acc)
+        return ((key, result) if self.emitsKey else result,)

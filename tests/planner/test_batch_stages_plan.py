@@ -739,7 +739,10 @@ def unpicklableMessage(stage: str, parameter: str) -> str:
         (lambda s: s.hashJoin2(s, CLAUSE, s, CLAUSE.projecting(closingOverLock()), triple), "3-way hash-join", "clauses and mapFn"),
         (lambda s: s.customTransform("mine", closingOverLock()), "mine", "processorSupplier"),
         (lambda s: s.groupingKey(first).customTransform("mine", closingOverLock()), "mine", "processorSupplier"),
-        (lambda s: s.groupingKey(first).mapStateful(closingOverLock(), runningSum), "map-stateful-keyed", "createFn and mapFn"),
+        (lambda s: s.groupingKey(first).mapStateful(closingOverLock(), runningSum), "map-stateful-keyed", "createFn"),
+        (lambda s: s.mapStateful(list, closingOverLock()), "map-stateful-global", "mapFn"),
+        (lambda s: s.filterStateful(closingOverLock(), runningSum), "map-stateful-global", "createFn"),
+        (lambda s: s.groupingKey(first).flatMapStateful(list, closingOverLock()), "flatmap-stateful-keyed", "flatMapFn"),
         (
             lambda s: s.groupingKey(first).rollingAggregate(AggregateOperations.summing(closingOverLock())),
             "rolling-aggregate", "aggrOp",
@@ -748,7 +751,7 @@ def unpicklableMessage(stage: str, parameter: str) -> str:
     ids=[
         "mapUsingService", "filterUsingService-destroyFn", "flatMapUsingService", "sort", "hashJoin",
         "innerHashJoin", "hashJoin2-projection", "customTransform", "keyed-customTransform",
-        "mapStateful", "rollingAggregate",
+        "mapStateful", "global-mapStateful", "filterStateful", "keyed-flatMapStateful", "rollingAggregate",
     ],
 )
 def test_an_unpicklable_function_is_refused_at_definition_naming_the_stage(define, stage, parameter):
