@@ -8,6 +8,7 @@ import attrs
 from sparkjet.coredag.api.service_factory import ServiceFactory
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.model.tags import ItemsByTag, Tag
+from sparkjet.coredag.processors.async_service import DEFAULT_MAX_CONCURRENT_OPS, DEFAULT_PRESERVE_ORDER
 from sparkjet.coredag.processors.coaggregation import TaggedKey, coAggregateOperation
 from sparkjet.coredag.processors.keyed import StatefulKind
 from sparkjet.pipeline.comparators import ComparatorEx, sortKeyOf
@@ -25,6 +26,7 @@ from sparkjet.pipeline.sinks import Sink
 from sparkjet.pipeline.transforms import (
     LOCAL_PARALLELISM_USE_DEFAULT,
     AggregateTransform,
+    AsyncServiceTransform,
     CustomTransform,
     DistinctTransform,
     FilterTransform,
@@ -264,6 +266,19 @@ class BatchStage(Stage):
         """Map each item to the items of ``flatMapFn(service, item)``."""
         return self._usingService("flatMap", serviceFactory, flatMapFn)
 
+    def mapUsingServiceAsync(
+        self, serviceFactory: ServiceFactory, mapAsyncFn: Callable, *,
+        maxConcurrentOps: int = DEFAULT_MAX_CONCURRENT_OPS, preserveOrder: bool = DEFAULT_PRESERVE_ORDER,
+    ) -> "BatchStage":
+        """Map each item with ``mapAsyncFn(service, item)``, which returns an awaitable (a
+        coroutine, say) or a ``concurrent.futures.Future``; at most ``maxConcurrentOps`` run at
+        once per processor, results in input order unless ``preserveOrder`` is False; a None
+        future or result drops the item."""
+        return self._attach(
+            _asyncTransform("mapUsingServiceAsync", serviceFactory, mapAsyncFn, maxConcurrentOps, preserveOrder),
+            mapAsyncFn, "mapAsyncFn",
+        )
+
     def apply(self, transformFn: Callable[["BatchStage"], "BatchStage"]) -> "BatchStage":
         """Return ``transformFn(self)``: a reusable piece of pipeline."""
         return transformFn(self)
@@ -302,6 +317,14 @@ def attachFedBy(transform: Transform, stages: tuple["BatchStage", ...]) -> int:
     if any(stage.rebalancing is not None for stage in stages):
         transform = attrs.evolve(transform, inputRebalancing=tuple(s.rebalancing for s in stages))
     return pipeline.attach(transform, tuple(stage.index for stage in stages))
+
+
+def _asyncTransform(name, serviceFactory, fn, maxConcurrentOps, preserveOrder, keyFn=None) -> AsyncServiceTransform:
+    transform = AsyncServiceTransform(name, serviceFactory, fn, maxConcurrentOps, preserveOrder, keyFn)
+    if not isinstance(maxConcurrentOps, int) or maxConcurrentOps < 1:
+        raise PipelineError(f"{transform.describe()}: maxConcurrentOps must be at least 1, got {maxConcurrentOps!r}")
+    checkPicklable(serviceFactory, name, "serviceFactory")
+    return transform
 
 
 _CMP_TO_KEY = type(functools.cmp_to_key(lambda a, b: 0))
@@ -449,6 +472,37 @@ class BatchStageWithKey:
 
     def __getattr__(self, name: str):
         raise habitError(self, name, KEYED_JET_EQUIVALENTS)
+
+    def mapUsingService(self, serviceFactory: ServiceFactory, mapFn: Callable) -> BatchStage:
+        """Map each item with ``mapFn(service, key, item)``, each key's items meeting one service;
+        a None result drops the item."""
+        return self._usingService("map", serviceFactory, mapFn)
+
+    def filterUsingService(self, serviceFactory: ServiceFactory, filterFn: Callable) -> BatchStage:
+        """Keep the items for which ``filterFn(service, key, item)`` is true."""
+        return self._usingService("filter", serviceFactory, filterFn)
+
+    def flatMapUsingService(self, serviceFactory: ServiceFactory, flatMapFn: Callable) -> BatchStage:
+        """Map each item to the items of ``flatMapFn(service, key, item)``."""
+        return self._usingService("flatMap", serviceFactory, flatMapFn)
+
+    def mapUsingServiceAsync(
+        self, serviceFactory: ServiceFactory, mapAsyncFn: Callable, *,
+        maxConcurrentOps: int = DEFAULT_MAX_CONCURRENT_OPS, preserveOrder: bool = DEFAULT_PRESERVE_ORDER,
+    ) -> BatchStage:
+        """Map each item with ``mapAsyncFn(service, key, item)``, a future per item, as
+        ``BatchStage.mapUsingServiceAsync`` does, each key's items meeting one service."""
+        transform = _asyncTransform(
+            "mapUsingPartitionedServiceAsync", serviceFactory, mapAsyncFn, maxConcurrentOps, preserveOrder, self.keyFn
+        )
+        checkFunction(mapAsyncFn, transform.name, "mapAsyncFn")
+        return self._attach(transform)
+
+    def _usingService(self, kind: str, serviceFactory: ServiceFactory, fn: Callable) -> BatchStage:
+        transform = ServiceTransform(f"{kind}UsingPartitionedService", kind, serviceFactory, fn, self.keyFn)
+        checkPicklable(serviceFactory, transform.name, "serviceFactory")
+        checkFunction(fn, transform.name, f"{kind}Fn")
+        return self._attach(transform)
 
     def distinct(self) -> BatchStage:
         """Emit the first item seen of each key."""

@@ -203,11 +203,25 @@ class CustomTransform(Transform):
 
 @attrs.frozen
 class ServiceTransform(Transform):
-    """A map, filter or flat-map whose function also gets a service made once per processor."""
+    """A map, filter or flat-map whose function also gets a service made once per processor
+    (and, with a ``keyFn``, the item's key: each key's items meet one service)."""
 
     kind: str
     serviceFactory: object
     fn: Callable
+    keyFn: Callable | None = None
+
+
+@attrs.frozen
+class AsyncServiceTransform(Transform):
+    """A map whose function returns a future per item, ``maxConcurrentOps`` in flight per
+    processor, in input order where ``preserveOrder``; keyed with a ``keyFn``."""
+
+    serviceFactory: object
+    fn: Callable
+    maxConcurrentOps: int
+    preserveOrder: bool
+    keyFn: Callable | None = None
 
 
 @attrs.frozen

@@ -34,6 +34,7 @@ from sparkjet.coredag.processors.aggregation import (
     CombineByKeyP,
     CombineP,
 )
+from sparkjet.coredag.processors.async_service import AsyncServiceP
 from sparkjet.coredag.processors.coaggregation import TaggedInputP
 from sparkjet.coredag.processors.identity import IdentityP
 from sparkjet.coredag.processors.join import HashJoinCollectP, HashJoinP
@@ -56,6 +57,7 @@ from sparkjet.pipeline.sinks import DataFrameSink, FilesSink, JsonSink, ListSink
 from sparkjet.pipeline.sources import BatchSource, DataFrameSource, FilesSource, ItemsSource, JsonSource
 from sparkjet.pipeline.transforms import (
     AggregateTransform,
+    AsyncServiceTransform,
     CustomTransform,
     DistinctTransform,
     GroupTransform,
@@ -434,10 +436,32 @@ def lowerCustom(transform: CustomTransform, builder: DagBuilder, index: int) -> 
 
 @lowerStage.register
 def lowerService(transform: ServiceTransform, builder: DagBuilder, index: int) -> None:
-    """A map, filter or flat-map using a service is one vertex (not fused)."""
-    supplier = ServiceP(transform.kind, transform.serviceFactory, transform.fn, stageName(transform))
+    """A map, filter or flat-map using a service is one vertex (not fused); keyed, behind a
+    distributed partitioned edge."""
+    supplier = ServiceP(transform.kind, transform.serviceFactory, transform.fn, stageName(transform), transform.keyFn)
+    addServiceVertex(builder, index, supplier, transform.keyFn)
+
+
+@lowerStage.register
+def lowerAsyncService(transform: AsyncServiceTransform, builder: DagBuilder, index: int) -> None:
+    """``mapUsingServiceAsync`` is one vertex (not fused); keyed, behind a distributed partitioned edge."""
+    supplier = AsyncServiceP(
+        transform.serviceFactory, transform.fn, transform.maxConcurrentOps, transform.preserveOrder,
+        stageName(transform), transform.keyFn,
+    )
+    addServiceVertex(builder, index, supplier, transform.keyFn)
+
+
+def addServiceVertex(builder: DagBuilder, index: int, supplier: StandardProcessorSupplier, keyFn: Callable | None) -> None:
+    """Add stage ``index``'s service vertex; with a key, each key's items reach one processor's
+    service, as Jet's partitioned services do."""
+    transform = builder.graph.transforms[index]
     vertex = builder.addVertex(transform.name, supplier, transform.localParallelism)
-    builder.addEdges(index, vertex)
+    if keyFn is None:
+        builder.addEdges(index, vertex)
+    else:
+        builder.addReason("a keyed service: each key's items go to one processor's service (distributed partitioned)")
+        builder.addEdges(index, vertex, lambda e: e.distributed().partitioned(keyFn))
     builder.setExit(index, vertex)
 
 

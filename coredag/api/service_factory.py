@@ -4,6 +4,8 @@ from collections.abc import Callable
 
 import attrs
 
+from sparkjet.coredag.errors import UserFunctionError
+
 
 def _noDestroy(service: object) -> None:
     """Leave the service as it is."""
@@ -15,6 +17,13 @@ class ServiceFactory:
 
     createFn: Callable[[object], object]
     destroyFn: Callable[[object], None] = _noDestroy
+
+    def createFor(self, context: object, stageName: str) -> object:
+        """Make a processor's service, naming the stage if ``createFn`` raises."""
+        try:
+            return self.createFn(context)
+        except Exception as cause:
+            raise UserFunctionError(stageName, "(creating the service)", cause) from cause
 
 
 class ServiceFactories:

@@ -15,17 +15,20 @@ _KINDS = ("map", "filter", "flatMap")
 
 @attrs.frozen
 class ServiceP(StandardProcessorSupplier):
-    """Runs ``fn(service, item)`` as a map, filter or flat-map, with a per-processor service."""
+    """Runs ``fn(service, item)`` as a map, filter or flat-map, with a per-processor service
+    (keyed: ``fn(service, key, item)``, each key's items on one processor)."""
 
     kind: str = attrs.field(validator=attrs.validators.in_(_KINDS))
     serviceFactory: ServiceFactory
     fn: Callable
     stageName: str
+    keyFn: Callable | None = None
 
     def outputs(self, service: object, item: object) -> list:
-        """Return what the stage emits for ``item``."""
+        """Return what the stage emits for ``item``: ``fn(service, item)``, or with a ``keyFn``
+        ``fn(service, key, item)``."""
         try:
-            result = self.fn(service, item)
+            result = self.fn(service, item) if self.keyFn is None else self.fn(service, self.keyFn(item), item)
             if self.kind == "flatMap":
                 return list(result)
         except Exception as cause:
@@ -36,10 +39,7 @@ class ServiceP(StandardProcessorSupplier):
 
     def createService(self, context: ProcessorContext) -> object:
         """Make this processor's service."""
-        try:
-            return self.serviceFactory.createFn(context)
-        except Exception as cause:
-            raise UserFunctionError(self.stageName, "(creating the service)", cause) from cause
+        return self.serviceFactory.createFor(context, self.stageName)
 
     def batchFunction(self, context: ProcessorContext) -> BatchFunction:
         """Return a loop over the batches that makes the service first and destroys it last."""

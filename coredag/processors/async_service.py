@@ -1,0 +1,172 @@
+"""``mapUsingServiceAsync``: a function returning an awaitable (or a ``concurrent.futures.Future``)
+per item, at most ``maxConcurrentOps`` in flight per processor, results in input order where
+``preserveOrder`` asks for it, as Jet's ``AsyncTransformUsingServiceOrderedP`` and
+``...UnorderedP`` do. Each processor runs its own asyncio event loop."""
+
+import asyncio
+import collections
+import concurrent.futures
+import inspect
+from collections.abc import Callable, Iterable, Iterator
+
+import attrs
+
+from sparkjet.coredag.api.processor import AbstractProcessor, ProcessorContext
+from sparkjet.coredag.api.service_factory import ServiceFactory
+from sparkjet.coredag.api.standard import BatchFunction, StandardProcessorSupplier
+from sparkjet.coredag.errors import UserFunctionError, shorten
+
+DEFAULT_MAX_CONCURRENT_OPS = 4
+"""Jet's default number of async calls in flight per processor."""
+DEFAULT_PRESERVE_ORDER = True
+"""Jet's default: results leave in the order their items came."""
+
+
+@attrs.frozen
+class AsyncServiceP(StandardProcessorSupplier):
+    """Maps ``fn(service, item)`` (``fn(service, key, item)`` with a ``keyFn``) asynchronously;
+    a None future or a None result drops the item."""
+
+    serviceFactory: ServiceFactory
+    fn: Callable
+    maxConcurrentOps: int
+    preserveOrder: bool
+    stageName: str
+    keyFn: Callable | None = None
+
+    def call(self, service: object, item: object) -> object:
+        """Start the call for ``item``: return its future, or None to drop the item."""
+        try:
+            result = self.fn(service, item) if self.keyFn is None else self.fn(service, self.keyFn(item), item)
+        except Exception as cause:
+            raise UserFunctionError(self.stageName, shorten(item), cause) from cause
+        if result is not None and not (inspect.isawaitable(result) or isinstance(result, concurrent.futures.Future)):
+            raise UserFunctionError(
+                self.stageName, shorten(item),
+                TypeError(
+                    f"mapAsyncFn must return an awaitable or a concurrent.futures.Future (or None), got "
+                    f"{type(result).__name__}; a function returning its result belongs in mapUsingService"
+                ),
+            )
+        return result
+
+    def createService(self, context: ProcessorContext) -> object:
+        """Make this processor's service."""
+        return self.serviceFactory.createFor(context, self.stageName)
+
+    def batchFunction(self, context: ProcessorContext) -> BatchFunction:
+        """Return a loop over the batches with one service and one event loop."""
+        return lambda batches: self._overBatches(context, batches)
+
+    def _overBatches(self, context: ProcessorContext, batches: Iterable[list]) -> Iterator[list]:
+        window = AsyncWindow(self, self.createService(context))
+        try:
+            for batch in batches:
+                outputs = [output for item in batch for output in window.submit(item)]
+                if outputs:
+                    yield outputs
+            outputs = window.drain()
+            if outputs:
+                yield outputs
+        finally:
+            window.close()
+
+    def __call__(self) -> "AsyncServiceProcessor":
+        return AsyncServiceProcessor(self)
+
+
+class AsyncWindow:
+    """The calls one processor has in flight, its event loop, and the results ready to emit."""
+
+    def __init__(self, supplier: AsyncServiceP, service: object) -> None:
+        self._supplier, self._service = supplier, service
+        self._loop = asyncio.new_event_loop()
+        self._inFlight: collections.deque[tuple[object, asyncio.Future]] = collections.deque()
+
+    def submit(self, item: object) -> list:
+        """Start the call for ``item`` once a slot is free; return the results ready by then."""
+        ready = self._waitWhile(lambda: len(self._inFlight) >= self._supplier.maxConcurrentOps)
+        call = self._supplier.call(self._service, item)
+        if call is not None:
+            self._inFlight.append((item, self._future(call)))
+        return ready + self._takeDone()
+
+    def drain(self) -> list:
+        """Wait for every call in flight; return their results."""
+        return self._waitWhile(lambda: bool(self._inFlight))
+
+    def close(self) -> None:
+        """Cancel what is still in flight, close the loop and destroy the service."""
+        futures = [future for _, future in self._inFlight]
+        for future in futures:
+            future.cancel()
+        if futures:  # let the cancelled calls end inside the loop before it closes
+            self._loop.run_until_complete(asyncio.gather(*futures, return_exceptions=True))
+        self._loop.close()
+        if self._service is not None:
+            self._supplier.serviceFactory.destroyFn(self._service)
+
+    def _future(self, call: object) -> asyncio.Future:
+        if isinstance(call, concurrent.futures.Future):
+            return asyncio.wrap_future(call, loop=self._loop)
+        return asyncio.ensure_future(call, loop=self._loop)
+
+    def _waitWhile(self, busy: Callable[[], bool]) -> list:
+        ready = []
+        while busy():
+            waitFor = [self._inFlight[0][1]] if self._supplier.preserveOrder else [f for _, f in self._inFlight]
+            self._loop.run_until_complete(asyncio.wait(waitFor, return_when=asyncio.FIRST_COMPLETED))
+            ready += self._takeDone()
+        return ready
+
+    def _takeDone(self) -> list:
+        """Remove the finished calls (where order is preserved, only those before the first
+        unfinished one) and return their non-None results, in order."""
+        if self._supplier.preserveOrder:
+            done = []
+            while self._inFlight and self._inFlight[0][1].done():
+                done.append(self._inFlight.popleft())
+        else:
+            done = [call for call in self._inFlight if call[1].done()]
+            self._inFlight = collections.deque(call for call in self._inFlight if not call[1].done())
+        results = []
+        for item, future in done:
+            try:
+                result = future.result()
+            except Exception as cause:
+                raise UserFunctionError(self._supplier.stageName, shorten(item), cause) from cause
+            if result is not None:
+                results.append(result)
+        return results
+
+
+class AsyncServiceProcessor(AbstractProcessor):
+    """The cooperative form: emits results as calls finish, waits for the rest at the end."""
+
+    def __init__(self, supplier: AsyncServiceP) -> None:
+        self._supplier = supplier
+        self._window: AsyncWindow | None = None
+        self._output: Iterator = iter(())
+
+    def onInit(self, context: ProcessorContext) -> None:
+        """Make the service and the event loop."""
+        self._window = AsyncWindow(self._supplier, self._supplier.createService(context))
+
+    def tryProcess0(self, item) -> bool:
+        """Start the call for ``item`` once earlier results are emitted."""
+        if not self.emitFromTraverser(self._output):
+            return False
+        self._output = iter(self._window.submit(item))
+        return True
+
+    def complete(self) -> bool:
+        """Emit what is left, then the results of every call still in flight."""
+        if not self.emitFromTraverser(self._output):
+            return False
+        self._output = iter(self._window.drain())
+        return self.emitFromTraverser(self._output)
+
+    def close(self) -> None:
+        """Close the event loop and destroy the service."""
+        if self._window is not None:
+            self._window.close()
