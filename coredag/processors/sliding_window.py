@@ -1,0 +1,266 @@
+"""Jet's ``SlidingWindowP``: aggregation by key and window on watermarks, in one stage or two.
+
+Events accumulate into frames, keyed by the frame's end (``higherFrameTs`` of the event's time).
+A watermark emits every window ending at or before it, in order, then the watermark, and evicts
+the frames no later window needs; a sliding window is patched frame by frame with the operation's
+deduct where it has one. Events of frames behind the last emitted window are late: dropped and
+counted. ``accumulateByFrameP`` is the first of two stages (each frame's partial accumulators,
+emitted as ``KeyedWindowResult``), ``combineToSlidingWindowP`` the second; ``aggregateToSlidingWindowP``
+does both in one. The state (frames, the window being slid, the next window to emit, counters) is
+plain Python values.
+"""
+
+import time
+from collections.abc import Callable, Iterator
+
+import attrs
+
+from sparkjet.coredag.api.processor import AbstractProcessor, ProcessorContext
+from sparkjet.coredag.errors import UserFunctionError, shorten
+from sparkjet.coredag.model.aggregate_operation import AggregateOperation
+from sparkjet.coredag.model.sliding_window_policy import SlidingWindowPolicy
+from sparkjet.coredag.model.watermark import LONG_MAX, LONG_MIN, Watermark
+from sparkjet.coredag.model.window_result import KeyedWindowResult
+
+OutputFn = Callable[[int, int, object, object, bool], object]
+"""Makes an output item of ``(start, end, key, result, isEarly)``, as Jet's KeyedWindowResultFunction."""
+
+
+def monotonicMillis() -> int:
+    """Return a monotonic clock in milliseconds, for early results."""
+    return time.monotonic_ns() // 1_000_000
+
+
+@attrs.frozen
+class SlidingWindowP:
+    """Makes sliding-window processors: input ``i`` is keyed by ``keyFns[i]`` and framed by
+    ``frameTimestampFns[i]`` (already a frame end, or an event time where ``eventTime``)."""
+
+    keyFns: tuple[Callable, ...]
+    frameTimestampFns: tuple[Callable, ...]
+    winPolicy: SlidingWindowPolicy
+    aggrOp: AggregateOperation
+    stageName: str
+    outputFn: OutputFn = KeyedWindowResult
+    eventTime: bool = True
+    earlyResultsPeriod: int = 0
+    clock: Callable[[], int] = monotonicMillis
+
+    def __attrs_post_init__(self) -> None:
+        if len(self.keyFns) != self.aggrOp.arity:
+            raise ValueError(f"{len(self.keyFns)} key functions provided for {self.aggrOp.arity}-arity aggregate operation")
+        if not self.winPolicy.isTumbling() and self.aggrOp.combineFn is None:
+            raise ValueError("AggregateOperation.combineFn is required for sliding windows")
+        if self.earlyResultsPeriod < 0:
+            raise ValueError("earlyResultsPeriod must be zero or positive")
+
+    def frameOf(self, ordinal: int, item: object) -> int:
+        """Return the end of ``item``'s frame."""
+        timestamp = self.frameTimestampFns[ordinal](item)
+        return self.winPolicy.higherFrameTs(timestamp) if self.eventTime else timestamp
+
+    def __call__(self) -> "SlidingWindowProcessor":
+        return SlidingWindowProcessor(self)
+
+
+class SlidingWindowProcessor(AbstractProcessor):
+    """One processor's frames; see the module."""
+
+    def __init__(self, supplier: SlidingWindowP) -> None:
+        self._supplier = supplier
+        self._policy, self._op = supplier.winPolicy, supplier.aggrOp
+        self.tsToKeyToAcc: dict[int, dict] = {}
+        self.slidingWindow: dict | None = None
+        self.nextWinToEmit = LONG_MIN
+        self.topTs = LONG_MIN
+        self.lateEventsDropped = 0
+        self._emptyAcc = self._op.createFn()
+        self._output: Iterator | None = None
+        self._earlyOutput: Iterator | None = None
+        self._lastEarlyResults = 0
+
+    def onInit(self, context: ProcessorContext) -> None:
+        """Start the early-results clock."""
+        self._lastEarlyResults = self._supplier.clock()
+
+    def tryProcess(self, ordinal: int | None = None, item=None) -> bool:
+        """Accumulate ``item`` into its frame, or drop it as late; as the idle hook, emit early
+        results when their period has passed."""
+        if ordinal is None:
+            return self._earlyResults()
+        supplier = self._supplier
+        try:
+            frameTs = supplier.frameOf(ordinal, item)
+            if frameTs < self.nextWinToEmit:
+                self.lateEventsDropped += 1
+                return True
+            key = supplier.keyFns[ordinal](item)
+            frame = self.tsToKeyToAcc.setdefault(frameTs, {})
+            acc = frame[key] if key in frame else self._op.createFn()
+            frame[key] = self._op.accumulateFn(acc, (ordinal, item) if self._op.arity > 1 else item)
+        except Exception as cause:
+            raise UserFunctionError(supplier.stageName, shorten(item), cause) from cause
+        self.topTs = max(self.topTs, frameTs)
+        return True
+
+    def tryProcessWatermark(self, watermark: Watermark) -> bool:
+        """Emit the windows the watermark closes, then the watermark."""
+        if self._output is None:
+            self._output = self._closeWindows(watermark)
+        return self._emitOutput()
+
+    def complete(self) -> bool:
+        """Emit every window still open, as if the watermark had passed them all."""
+        if self._output is None:
+            if not self.tsToKeyToAcc:
+                return True
+            self._output = self._windowsUpTo(self.topTs + self._policy.windowSize - self._policy.frameSize)
+        return self._emitOutput()
+
+    def _emitOutput(self) -> bool:
+        if self.emitFromTraverser(self._output):
+            self._output = None
+            return True
+        return False
+
+    def _closeWindows(self, watermark: Watermark) -> Iterator:
+        yield from self._windowsUpTo(watermark.timestamp)
+        if not watermark.isIdle():
+            self.nextWinToEmit = self._policy.higherFrameTs(watermark.timestamp)
+        yield watermark
+
+    def _windowsUpTo(self, end: int) -> Iterator:
+        """Yield the results of every window ending at or before ``end``, evicting as it goes."""
+        start = self._startingWindowTs(end)
+        if start == LONG_MIN:
+            return
+        step, windowSize = self._policy.frameSize, self._policy.windowSize
+        for winEnd in range(start, min(end, LONG_MAX - step) + 1, step):
+            for key, acc in list(self._computeWindow(winEnd).items()):
+                yield self._result(winEnd - windowSize, winEnd, key, self._op.finishFn(acc), False)
+            self._completeWindow(winEnd)
+            if not self.tsToKeyToAcc and (self.slidingWindow is None or not self.slidingWindow):
+                self.slidingWindow = None
+                return
+
+    def _result(self, start: int, end: int, key: object, result: object, isEarly: bool) -> object:
+        return self._supplier.outputFn(start, end, key, result, isEarly)
+
+    def _startingWindowTs(self, end: int) -> int:
+        if self.nextWinToEmit != LONG_MIN:
+            return self.nextWinToEmit
+        if not self.tsToKeyToAcc:
+            return LONG_MIN
+        return min(min(self.tsToKeyToAcc), self._policy.floorFrameTs(end))
+
+    def _computeWindow(self, winEnd: int) -> dict:
+        if self._policy.isTumbling():
+            return self.tsToKeyToAcc.get(winEnd, {})
+        if self._op.deductFn is None:
+            return self._recomputeWindow(winEnd)
+        if self.slidingWindow is None:
+            self.slidingWindow = self._recomputeWindow(winEnd)
+        else:
+            self._patchSlidingWindow(self._op.combineFn, self.tsToKeyToAcc.get(winEnd))
+        return self.slidingWindow
+
+    def _recomputeWindow(self, winEnd: int) -> dict:
+        window: dict = {}
+        step = self._policy.frameSize
+        for frameTs in range(winEnd - self._policy.windowSize + step, winEnd + 1, step):
+            for key, acc in self.tsToKeyToAcc.get(frameTs, {}).items():
+                window[key] = self._op.combineFn(window[key] if key in window else self._op.createFn(), acc)
+        return window
+
+    def _patchSlidingWindow(self, patch: Callable, frame: dict | None) -> None:
+        if not frame:
+            return
+        window = self.slidingWindow
+        for key, acc in frame.items():
+            patched = patch(window[key] if key in window else self._op.createFn(), acc)
+            if patched == self._emptyAcc:
+                window.pop(key, None)
+            else:
+                window[key] = patched
+
+    def _completeWindow(self, winEnd: int) -> None:
+        evicted = self.tsToKeyToAcc.pop(winEnd - self._policy.windowSize + self._policy.frameSize, None)
+        if evicted is not None and not self._policy.isTumbling() and self._op.deductFn is not None:
+            self._patchSlidingWindow(self._op.deductFn, evicted)
+
+    def _earlyResults(self) -> bool:
+        if self._earlyOutput is None:
+            period = self._supplier.earlyResultsPeriod
+            if period == 0 or self.topTs == LONG_MIN:
+                return True
+            now = self._supplier.clock()
+            start = self._startingWindowTs(LONG_MAX)
+            if now < self._lastEarlyResults + period or start == LONG_MIN:
+                return True
+            self._lastEarlyResults = now
+            self._earlyOutput = self._earlyWindows(start)
+        if self.emitFromTraverser(self._earlyOutput):
+            self._earlyOutput = None
+            return True
+        return False
+
+    def _earlyWindows(self, start: int) -> Iterator:
+        """Yield early results of every window from ``start`` to the last one holding a frame,
+        leaving the state as it was."""
+        step, windowSize = self._policy.frameSize, self._policy.windowSize
+        for winEnd in range(start, self.topTs + windowSize - step + 1, step):
+            if self._policy.isTumbling():
+                window = self.tsToKeyToAcc.get(winEnd, {})
+            else:
+                window = self._recomputeWindow(winEnd)
+            for key, acc in list(window.items()):
+                yield self._result(winEnd - windowSize, winEnd, key, self._op.exportFn(acc), True)
+
+
+def frameResultTimestamp(result: KeyedWindowResult) -> int:
+    """Return the end of a partial frame result: its frame timestamp in the second stage."""
+    return result.end
+
+
+def frameResultKey(result: KeyedWindowResult) -> object:
+    """Return the key of a partial frame result."""
+    return result.key
+
+
+def frameResultAccumulator(result: KeyedWindowResult) -> object:
+    """Return the partial accumulator of a frame result."""
+    return result.result
+
+
+def aggregateToSlidingWindowP(
+    keyFns: tuple, timestampFns: tuple, winPolicy: SlidingWindowPolicy, aggrOp: AggregateOperation,
+    stageName: str, outputFn: OutputFn = KeyedWindowResult, earlyResultsPeriod: int = 0,
+    clock: Callable[[], int] = monotonicMillis,
+) -> SlidingWindowP:
+    """Return the one-stage window aggregation of events timed by ``timestampFns``."""
+    return SlidingWindowP(
+        tuple(keyFns), tuple(timestampFns), winPolicy, aggrOp, stageName, outputFn,
+        eventTime=True, earlyResultsPeriod=earlyResultsPeriod, clock=clock,
+    )
+
+
+def accumulateByFrameP(
+    keyFns: tuple, timestampFns: tuple, winPolicy: SlidingWindowPolicy, aggrOp: AggregateOperation, stageName: str
+) -> SlidingWindowP:
+    """Return the first stage: each frame's accumulators, emitted on watermarks as
+    ``KeyedWindowResult(frameStart, frameEnd, key, acc)``."""
+    return SlidingWindowP(
+        tuple(keyFns), tuple(timestampFns), winPolicy.toTumblingByFrame(), aggrOp.withIdentityFinish(),
+        stageName, KeyedWindowResult, eventTime=True,
+    )
+
+
+def combineToSlidingWindowP(
+    winPolicy: SlidingWindowPolicy, aggrOp: AggregateOperation, stageName: str,
+    outputFn: OutputFn = KeyedWindowResult,
+) -> SlidingWindowP:
+    """Return the second stage: combines the first stage's frame results into windows."""
+    return SlidingWindowP(
+        (frameResultKey,), (frameResultTimestamp,), winPolicy, aggrOp.withCombiningAccumulateFn(frameResultAccumulator),
+        stageName, outputFn, eventTime=False,
+    )
