@@ -23,10 +23,7 @@ class WindowResult:
     isEarly: bool = False
 
     def __str__(self) -> str:
-        return (
-            f"WindowResult{{start={toLocalTime(self.start)}, end={toLocalTime(self.end)}, "
-            f"value='{self.result}', isEarly={str(self.isEarly).lower()}}}"
-        )
+        return _printed("WindowResult", self.start, self.end, f"value='{self.result}'", self.isEarly)
 
 
 @attrs.frozen
@@ -40,10 +37,12 @@ class KeyedWindowResult:
     isEarly: bool = False
 
     def __str__(self) -> str:
-        return (
-            f"KeyedWindowResult{{start={toLocalTime(self.start)}, end={toLocalTime(self.end)}, "
-            f"key='{self.key}', value='{self.result}', isEarly={str(self.isEarly).lower()}}}"
-        )
+        return _printed("KeyedWindowResult", self.start, self.end, f"key='{self.key}', value='{self.result}'", self.isEarly)
+
+
+def _printed(kind: str, start: int, end: int, fields: str, isEarly: bool) -> str:
+    """Return a result as Jet's toString prints it."""
+    return f"{kind}{{start={toLocalTime(start)}, end={toLocalTime(end)}, {fields}, isEarly={str(isEarly).lower()}}}"
 
 
 def windowResult(start: int, end: int, key: object, result: object, isEarly: bool = False) -> WindowResult:
