@@ -9,14 +9,7 @@ from collections.abc import Callable
 
 import attrs
 
-from sparkjet.coredag.api.processor import (
-    ALL_ORDINALS,
-    Inbox,
-    Outbox,
-    Processor,
-    ProcessorContext,
-    callIdleHook,
-)
+from sparkjet.coredag.api.processor import ALL_ORDINALS, Inbox, Outbox, Processor, ProcessorContext, callIdleHook
 from sparkjet.coredag.api.standard import BatchFunction, StandardProcessorSupplier
 from sparkjet.coredag.processors.sinks import workerLogger
 from sparkjet.coredag.processors.stateless import StatelessChainP, StatelessStep, StepKind

@@ -10,25 +10,15 @@ does both in one. The state (frames, the window being slid, the next window to e
 plain Python values.
 """
 
-import time
 from collections.abc import Callable, Iterator
 
 import attrs
 
-from sparkjet.coredag.api.processor import AbstractProcessor, ProcessorContext
-from sparkjet.coredag.errors import UserFunctionError, shorten
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.model.sliding_window_policy import SlidingWindowPolicy
 from sparkjet.coredag.model.watermark import LONG_MAX, LONG_MIN, Watermark
 from sparkjet.coredag.model.window_result import KeyedWindowResult
-
-OutputFn = Callable[[int, int, object, object, bool], object]
-"""Makes an output item of ``(start, end, key, result, isEarly)``, as Jet's KeyedWindowResultFunction."""
-
-
-def monotonicMillis() -> int:
-    """Return a monotonic clock in milliseconds, for early results."""
-    return time.monotonic_ns() // 1_000_000
+from sparkjet.coredag.processors.window_processor import OutputFn, WindowProcessor, monotonicMillis
 
 
 @attrs.frozen
@@ -63,45 +53,29 @@ class SlidingWindowP:
         return SlidingWindowProcessor(self)
 
 
-class SlidingWindowProcessor(AbstractProcessor):
+class SlidingWindowProcessor(WindowProcessor):
     """One processor's frames; see the module."""
 
     def __init__(self, supplier: SlidingWindowP) -> None:
+        super().__init__(supplier.stageName, supplier.earlyResultsPeriod, supplier.clock)
         self._supplier = supplier
         self._policy, self._op = supplier.winPolicy, supplier.aggrOp
         self.tsToKeyToAcc: dict[int, dict] = {}
         self.slidingWindow: dict | None = None
         self.nextWinToEmit = LONG_MIN
         self.topTs = LONG_MIN
-        self.lateEventsDropped = 0
         self._emptyAcc = self._op.createFn()
-        self._output: Iterator | None = None
-        self._earlyOutput: Iterator | None = None
-        self._lastEarlyResults = 0
 
-    def onInit(self, context: ProcessorContext) -> None:
-        """Start the early-results clock."""
-        self._lastEarlyResults = self._supplier.clock()
-
-    def tryProcess(self, ordinal: int | None = None, item=None) -> bool:
-        """Accumulate ``item`` into its frame, or drop it as late; as the idle hook, emit early
-        results when their period has passed."""
-        if ordinal is None:
-            return self._earlyResults()
-        supplier = self._supplier
-        try:
-            frameTs = supplier.frameOf(ordinal, item)
-            if frameTs < self.nextWinToEmit:
-                self.lateEventsDropped += 1
-                return True
-            key = supplier.keyFns[ordinal](item)
-            frame = self.tsToKeyToAcc.setdefault(frameTs, {})
-            acc = frame[key] if key in frame else self._op.createFn()
-            frame[key] = self._op.accumulateFn(acc, (ordinal, item) if self._op.arity > 1 else item)
-        except Exception as cause:
-            raise UserFunctionError(supplier.stageName, shorten(item), cause) from cause
+    def _accumulate(self, ordinal: int, item: object) -> None:
+        frameTs = self._supplier.frameOf(ordinal, item)
+        if frameTs < self.nextWinToEmit:
+            self.lateEventsDropped += 1
+            return
+        key = self._supplier.keyFns[ordinal](item)
+        frame = self.tsToKeyToAcc.setdefault(frameTs, {})
+        acc = frame[key] if key in frame else self._op.createFn()
+        frame[key] = self._op.accumulateFn(acc, (ordinal, item) if self._op.arity > 1 else item)
         self.topTs = max(self.topTs, frameTs)
-        return True
 
     def tryProcessWatermark(self, watermark: Watermark) -> bool:
         """Emit the windows the watermark closes, then the watermark."""
@@ -116,12 +90,6 @@ class SlidingWindowProcessor(AbstractProcessor):
                 return True
             self._output = self._windowsUpTo(self.topTs + self._policy.windowSize - self._policy.frameSize)
         return self._emitOutput()
-
-    def _emitOutput(self) -> bool:
-        if self.emitFromTraverser(self._output):
-            self._output = None
-            return True
-        return False
 
     def _closeWindows(self, watermark: Watermark) -> Iterator:
         yield from self._windowsUpTo(watermark.timestamp)
@@ -188,25 +156,15 @@ class SlidingWindowProcessor(AbstractProcessor):
         if evicted is not None and not self._policy.isTumbling() and self._op.deductFn is not None:
             self._patchSlidingWindow(self._op.deductFn, evicted)
 
-    def _earlyResults(self) -> bool:
-        if self._earlyOutput is None:
-            period = self._supplier.earlyResultsPeriod
-            if period == 0 or self.topTs == LONG_MIN:
-                return True
-            now = self._supplier.clock()
-            start = self._startingWindowTs(LONG_MAX)
-            if now < self._lastEarlyResults + period or start == LONG_MIN:
-                return True
-            self._lastEarlyResults = now
-            self._earlyOutput = self._earlyWindows(start)
-        if self.emitFromTraverser(self._earlyOutput):
-            self._earlyOutput = None
-            return True
-        return False
+    def _earlyWindows(self) -> Iterator | None:
+        """Return early results of every window from the next to emit to the last holding a
+        frame, leaving the state as it was (None when no frame is open)."""
+        start = self._startingWindowTs(LONG_MAX)
+        if self.topTs == LONG_MIN or start == LONG_MIN:
+            return None
+        return self._earlyResultsFrom(start)
 
-    def _earlyWindows(self, start: int) -> Iterator:
-        """Yield early results of every window from ``start`` to the last one holding a frame,
-        leaving the state as it was."""
+    def _earlyResultsFrom(self, start: int) -> Iterator:
         step, windowSize = self._policy.frameSize, self._policy.windowSize
         for winEnd in range(start, self.topTs + windowSize - step + 1, step):
             if self._policy.isTumbling():
