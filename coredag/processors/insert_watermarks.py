@@ -4,6 +4,7 @@ window processors downstream drop and count them)."""
 
 import time
 from collections.abc import Iterator
+from typing import ClassVar
 
 import attrs
 
@@ -19,6 +20,8 @@ class InsertWatermarksP:
 
     eventTimePolicy: EventTimePolicy
     clock: Clock = time.monotonic_ns
+    emitsWatermarks: ClassVar[bool] = True
+    """A job with such a vertex carries watermarks between its processors."""
 
     def __call__(self) -> "InsertWatermarksProcessor":
         return InsertWatermarksProcessor(EventTimeMapper(self.eventTimePolicy, self.clock))

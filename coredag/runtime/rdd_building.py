@@ -39,6 +39,7 @@ class RddBuilder:
         self._rdds: dict[str, RDD] = {}
         self._persisted: list[RDD] = []
         self._chainLengths: dict[str, int] = {}
+        self._carriesWatermarks = any(getattr(v.processorSupplier, "emitsWatermarks", False) for v in dag.vertices())
 
     def vertexRdd(self, name: str) -> RDD:
         """Return the RDD whose partition i is the output of processor i of vertex ``name``."""
@@ -100,6 +101,8 @@ class RddBuilder:
             inboundPriorities=tuple(e.priorityNumber for e in inbound),
             inboundOrdering=inbound[0].ordering if len(inbound) == 1 else None,
             loop=planned.loop,
+            watermarks=self._carriesWatermarks,
+            hasOutboundEdges=bool(self.dag.getOutboundEdges(name)),
         )
 
     def _sparkInput(self, supplier: StandardProcessorSupplier, count: int) -> RDD:

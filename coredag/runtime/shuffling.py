@@ -11,6 +11,7 @@ from sparkjet.coredag.model.metrics import TaskMetrics
 from sparkjet.coredag.model.routing import Route, packets
 from sparkjet.coredag.runtime.crossing import Crossing, OutputBatch, pickledPacket
 from sparkjet.coredag.runtime.transport import TRANSPORTED, TransportedError
+from sparkjet.coredag.runtime.watermarks import WatermarkMarker
 
 
 def routeItems(
@@ -22,7 +23,9 @@ def routeItems(
     emitted it. With an ``ordinal``, items go as ``(ordinal, item)`` pairs."""
     metrics = TaskMetrics()
     batches, crossing = _crossingOfRoute(route, ordinal, batches)
-    pairs = route.targets(index, itertools.chain.from_iterable(batches))
+    markers: list[WatermarkMarker] = []
+    items = (item for item in itertools.chain.from_iterable(batches) if not _keptMarker(item, markers))
+    pairs = itertools.chain(route.targets(index, items), _toEveryTarget(markers, route.downstreamCount))
     if ordinal is not None:
         pairs = ((target, (ordinal, item)) for target, item in pairs)
     pickled = functools.partial(pickledPacket, crossing=crossing)
@@ -34,6 +37,22 @@ def routeItems(
     except TRANSPORTED as error:
         raise TransportedError(error) from None
     counts.add(metrics.total())
+
+
+def _keptMarker(item: object, markers: list) -> bool:
+    """Keep ``item`` aside if it is a watermark marker; return whether it was."""
+    if isinstance(item, WatermarkMarker):
+        markers.append(item)
+        return True
+    return False
+
+
+def _toEveryTarget(markers: list, downstreamCount: int) -> Iterator[tuple[int, object]]:
+    """Yield each marker to every downstream processor, whatever the routing (seed 003, rule 2);
+    read once the items are routed, so the markers are all there."""
+    for marker in markers:
+        for target in range(downstreamCount):
+            yield target, marker
 
 
 def targetPartition(target: int) -> int:

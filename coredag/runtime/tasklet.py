@@ -10,9 +10,13 @@ from sparkjet.coredag.api.standard import batched
 from sparkjet.coredag.errors import ProcessorContractError, SparkjetError, UserFunctionError, shorten
 from sparkjet.coredag.model.edge import Ordering
 from sparkjet.coredag.model.metrics import TaskMetrics
+from sparkjet.coredag.model.watermark import IDLE_MESSAGE, Watermark
 from sparkjet.coredag.runtime.physical_plan import Loop
+from sparkjet.coredag.runtime.watermarks import toEveryBucket
 
 MAX_CALLS_WITHOUT_PROGRESS = 100_000
+EndOfInput = Callable[[], tuple[Watermark | None, bool]]
+"""Gives the watermark a processor's input reached, and whether all of it is idle."""
 
 
 @attrs.frozen
@@ -35,6 +39,9 @@ class TaskletSpec:
     inboundPriorities: tuple[int, ...] = ()
     inboundOrdering: Ordering | None = None
     loop: Loop = Loop.COOPERATIVE
+    watermarks: bool = False
+    """The job carries watermarks: markers arrive after the input and leave after the output."""
+    hasOutboundEdges: bool = True
 
     def context(self, index: int, metrics: TaskMetrics | None = None) -> ProcessorContext:
         """Return the context of processor ``index``, counting into ``metrics`` if given."""
@@ -61,11 +68,12 @@ def _first(pair: tuple) -> object:
     return pair[0]
 
 
-def runPartition(spec: TaskletSpec, index: int, items: Iterator) -> Iterator:
+def runPartition(spec: TaskletSpec, index: int, items: Iterator, endOfInput: EndOfInput | None = None) -> Iterator:
     """Run processor ``index`` of the vertex over the partition's items.
 
     With several inbound edges ``items`` are ``(ordinal, item)`` pairs, the priority groups
     one after the other; with several buckets the output is ``(ordinal, item)`` pairs too.
+    ``endOfInput`` gives the watermark (and idleness) the input reached, once it is consumed.
     """
     context = spec.context(index)
     if spec.usesFastPath():
@@ -73,34 +81,47 @@ def runPartition(spec: TaskletSpec, index: int, items: Iterator) -> Iterator:
     if len(spec.inboundOrdinals) == 1:
         ordinal = spec.inboundOrdinals[0]
         items = ((ordinal, item) for item in items)
-    output = runCooperatively(spec, context, items)
+    output = runCooperatively(spec, context, items, endOfInput)
     if spec.bucketCount > 1:
         return output
     return (item for _, item in output)
 
 
 def runPartitionBatches(
-    spec: TaskletSpec, index: int, batches: Iterator[list], metrics: TaskMetrics | None = None
+    spec: TaskletSpec, index: int, batches: Iterator[list], metrics: TaskMetrics | None = None,
+    endOfInput: EndOfInput | None = None,
 ) -> Iterator[list]:
     """Run processor ``index`` over a partition given and returned as lists of items; the
     input of an ordered edge is sorted first (its runs come sorted: Timsort merges them).
-    A fused vertex counts its stages' items into ``metrics``, if given."""
+    A fused vertex counts its stages' items into ``metrics``, if given. A standard vertex
+    forwards the watermark ``endOfInput`` gives after its output, as Jet's processors do by default."""
     ordering = spec.inboundOrdering
     if ordering is not None:
         items = itertools.chain.from_iterable(batches)
         batches = batched(sorted(items, key=ordering.key, reverse=ordering.reverse), spec.queueSize)
     if spec.usesFastPath():
-        return spec.processorSupplier.batchFunction(spec.context(index, metrics))(batches)
-    return batched(runPartition(spec, index, itertools.chain.from_iterable(batches)))
+        output = spec.processorSupplier.batchFunction(spec.context(index, metrics))(batches)
+        return output if endOfInput is None else itertools.chain(output, _forwarded(endOfInput, spec.bucketCount))
+    return batched(runPartition(spec, index, itertools.chain.from_iterable(batches), endOfInput))
+
+
+def _forwarded(endOfInput: EndOfInput, bucketCount: int) -> Iterator[list]:
+    """Yield the watermark (then the idle message) the input reached, once it is consumed."""
+    watermark, idle = endOfInput()
+    for reached in (watermark, IDLE_MESSAGE if idle else None):
+        if reached is not None:
+            yield toEveryBucket(reached, bucketCount)
 
 
 def runCooperatively(
-    spec: TaskletSpec, context: ProcessorContext, taggedItems: Iterable[tuple[int, object]]
+    spec: TaskletSpec, context: ProcessorContext, taggedItems: Iterable[tuple[int, object]],
+    endOfInput: EndOfInput | None = None,
 ) -> Iterator[tuple[int, object]]:
     """Drive one processor through ``(ordinal, item)`` input; yield ``(ordinal, item)`` it emits.
 
     Inputs of one priority group may interleave; a group's edges complete before the next
-    group's first item is processed.
+    group's first item is processed. Once the input is consumed, the processor gets the
+    watermark ``endOfInput`` gives (the idle message goes straight on, as in Jet).
     """
     processor = spec.processorSupplier()
     capacity = spec.outboxCapacity if processor.isCooperative() else None
@@ -121,6 +142,8 @@ def runCooperatively(
             if len(batch) >= spec.queueSize:
                 yield from loop.process(ordinal, batch)
                 pending[ordinal] = []
+        if endOfInput is not None:
+            yield from loop.observeEndOfInput(pending, endOfInput)
         for group in groups[current:]:
             yield from loop.completeGroup(group, pending)
         yield from loop.repeat(processor.complete)
@@ -146,6 +169,18 @@ class _CooperativeLoop:
             yield from self._drain()
             idleCalls = 0 if emitted or inbox.size() < before else idleCalls + 1
             self._checkProgress(idleCalls, "process()")
+
+    def observeEndOfInput(self, pending: dict[int, list], endOfInput: EndOfInput) -> Iterator:
+        """Process every pending batch, then give the processor the watermark the input reached."""
+        for ordinal, batch in pending.items():
+            if batch:
+                yield from self.process(ordinal, batch)
+                pending[ordinal] = []
+        watermark, idle = endOfInput()
+        if watermark is not None:
+            yield from self.repeat(lambda: self._processor.tryProcessWatermark(watermark))
+        if idle:
+            yield from ((ordinal, IDLE_MESSAGE) for ordinal in range(self._outbox.bucketCount()))
 
     def completeGroup(self, ordinals: tuple[int, ...], pending: dict[int, list]) -> Iterator:
         """Process what is left of the group's edges, then complete each edge."""

@@ -1,6 +1,7 @@
 """The functions Spark runs over a vertex's partitions: one processor over its input batches,
 and the pick of one outbound edge's items. No pyspark here."""
 
+import itertools
 import pickle
 from collections.abc import Iterator
 
@@ -8,6 +9,7 @@ from sparkjet.coredag.model.metrics import TaskMetrics
 from sparkjet.coredag.runtime.crossing import Crossing, namedBatches
 from sparkjet.coredag.runtime.tasklet import TaskletSpec, runPartitionBatches
 from sparkjet.coredag.runtime.transport import TRANSPORTED, TransportedError
+from sparkjet.coredag.runtime.watermarks import InputMarkers, OutputWatermarks
 
 
 def selectOrdinal(ordinal: int, batches: Iterator[list]) -> Iterator[list]:
@@ -26,10 +28,21 @@ def runVertex(
     metrics = TaskMetrics()
     batches = (pickle.loads(packet) for _, packet in partition) if packed else partition
     batches = sliced(batches, spec.queueSize)
+    inputMarkers = outputWatermarks = None
+    if spec.watermarks:
+        inputMarkers = InputMarkers(len(spec.inboundOrdinals) > 1, (spec.inboundOrdinals or (0,))[0])
+        batches = inputMarkers.items(batches)
     if countsInput:
         batches = metrics.countedInput(spec.vertexName, batches)
     try:
-        output = metrics.countedOutput(spec.vertexName, runPartitionBatches(spec, index, batches, metrics))
+        endOfInput = inputMarkers.coalesced if inputMarkers is not None and spec.inboundOrdinals else None
+        output = runPartitionBatches(spec, index, batches, metrics, endOfInput)
+        if spec.watermarks:
+            outputWatermarks = OutputWatermarks(spec.bucketCount)
+            output = outputWatermarks.items(output)
+        output = metrics.countedOutput(spec.vertexName, output)
+        if outputWatermarks is not None and spec.hasOutboundEdges:
+            output = itertools.chain(output, outputWatermarks.markers(index))
         yield from namedBatches(output, crossing)
     except TRANSPORTED as error:
         raise TransportedError(error) from None

@@ -1,0 +1,101 @@
+"""Watermarks between a job's processors, by seed 003's rules, in the runtime's terms.
+
+A processor's watermarks do not travel as items: the runtime keeps the last one each processor
+emits to each outbound edge, and after its last item sends a ``WatermarkMarker`` to every
+processor downstream, whatever the edge's routing (rule 2). A processor observes, once its input
+is consumed and before ``complete()``, the watermark every upstream processor has reached: the
+markers of all its input queues coalesced (rule 3, ``WatermarkCoalescer``), idle queues left out.
+Delaying a watermark to the end of a run is what Jet allows any edge to do; no event is made late
+by it. No pyspark here."""
+
+from collections.abc import Iterable, Iterator
+
+import attrs
+
+from sparkjet.coredag.model.watermark import LONG_MIN, Watermark
+from sparkjet.coredag.model.watermark_coalescer import WatermarkCoalescer
+
+
+@attrs.frozen
+class WatermarkMarker:
+    """The last watermark upstream processor ``sourceIndex`` emitted to an edge (``LONG_MIN``:
+    none yet), sent after its items to every downstream processor."""
+
+    sourceIndex: int
+    timestamp: int
+
+
+class OutputWatermarks:
+    """Takes the watermarks out of a processor's output, keeping the last one of each outbound
+    bucket, and makes the markers that follow its last item."""
+
+    def __init__(self, bucketCount: int) -> None:
+        self._last = [LONG_MIN] * bucketCount
+
+    def items(self, batches: Iterable[list]) -> Iterator[list]:
+        """Yield the output batches without their watermarks."""
+        for batch in batches:
+            kept = [item for item in batch if not self._isWatermark(item)]
+            if kept:
+                yield kept
+
+    def markers(self, index: int) -> Iterator[list]:
+        """Yield the batch of processor ``index``'s markers, one per bucket (``(ordinal, marker)``
+        pairs where there are several), once its output is consumed."""
+        if len(self._last) == 1:
+            yield [WatermarkMarker(index, self._last[0])]
+        else:
+            yield [(ordinal, WatermarkMarker(index, timestamp)) for ordinal, timestamp in enumerate(self._last)]
+
+    def _isWatermark(self, item: object) -> bool:
+        several = len(self._last) > 1
+        watermark = item[1] if several and isinstance(item, tuple) else item
+        if not isinstance(watermark, Watermark):
+            return False
+        for ordinal in (item[0],) if several else (0,):
+            self._last[ordinal] = watermark.timestamp
+        return True
+
+
+def toEveryBucket(watermark: Watermark, bucketCount: int) -> list:
+    """Return ``watermark`` as a processor's output to every outbound bucket."""
+    return [watermark] if bucketCount == 1 else [(ordinal, watermark) for ordinal in range(bucketCount)]
+
+
+class InputMarkers:
+    """Takes the markers out of a processor's input and coalesces them once it is consumed."""
+
+    def __init__(self, tagged: bool, ordinal: int) -> None:
+        self._tagged, self._ordinal = tagged, ordinal
+        self._markers: dict[tuple[int, int], int] = {}
+
+    def items(self, batches: Iterable[list]) -> Iterator[list]:
+        """Yield the input batches without their markers, recording those."""
+        for batch in batches:
+            kept = [item for item in batch if not self._isMarker(item)]
+            if kept:
+                yield kept
+
+    def _isMarker(self, item: object) -> bool:
+        ordinal, marker = item if self._tagged else (self._ordinal, item)
+        if not isinstance(marker, WatermarkMarker):
+            return False
+        self._markers[(ordinal, marker.sourceIndex)] = marker.timestamp
+        return True
+
+    def coalesced(self) -> tuple[Watermark | None, bool]:
+        """Return the watermark every input queue has reached (None if some queue has none yet),
+        and whether every queue is idle (the idle message goes on, as Jet's tasklet forwards it)."""
+        timestamps = sorted(self._markers.values())
+        coalescer, reached, idle = WatermarkCoalescer(len(timestamps)), None, False
+        observed = [
+            coalescer.observeWm(queue, Watermark(timestamp))
+            for queue, timestamp in enumerate(timestamps)
+            if timestamp != LONG_MIN  # a queue without a watermark holds the others back
+        ]
+        for watermark in [*observed, coalescer.checkWmHistory()]:
+            if watermark is not None and watermark.isIdle():
+                idle = True
+            elif watermark is not None:
+                reached = watermark
+        return reached, idle
