@@ -3,6 +3,7 @@
 from sparkjet.coredag.api.service_factory import ServiceFactories, ServiceFactory
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.model.tags import ItemsByTag, Tag
+from sparkjet.coredag.model.window_result import KeyedWindowResult, WindowResult
 from sparkjet.pipeline.aggregate_operations import AggregateOperations
 from sparkjet.pipeline.comparators import ComparatorEx
 from sparkjet.pipeline.errors import DuplicateKeyError, PipelineError
@@ -11,7 +12,9 @@ from sparkjet.pipeline.pipeline import Pipeline
 from sparkjet.pipeline.sinks import Sinks
 from sparkjet.pipeline.sources import Sources
 from sparkjet.pipeline.stage import BatchStage, BatchStageWithKey, HashJoinBuilder, SinkStage
+from sparkjet.pipeline.stream_stage import StreamStage
 from sparkjet.pipeline.transforms import JoinClause
+from sparkjet.pipeline.window_definition import WindowDefinition
 
 __all__ = [
     "AggregateOperation",
@@ -23,6 +26,7 @@ __all__ = [
     "HashJoinBuilder",
     "ItemsByTag",
     "JoinClause",
+    "KeyedWindowResult",
     "Pipeline",
     "PipelineError",
     "ServiceFactories",
@@ -30,6 +34,9 @@ __all__ = [
     "SinkStage",
     "Sinks",
     "Sources",
+    "StreamStage",
     "Tag",
+    "WindowDefinition",
+    "WindowResult",
     "wholeItem",
 ]

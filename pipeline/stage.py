@@ -2,6 +2,7 @@
 
 import functools
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -43,8 +44,12 @@ from sparkjet.pipeline.transforms import (
     ServiceTransform,
     SinkTransform,
     SortTransform,
+    TimestampTransform,
     Transform,
 )
+
+if TYPE_CHECKING:
+    from sparkjet.pipeline.stream_stage import StreamStage
 
 
 @attrs.frozen
@@ -200,6 +205,17 @@ class BatchStage(Stage):
             key, comparatorReverses = sortKeyOf(comparator)
             reverse = reverse != comparatorReverses
         return BatchStage(self.pipeline, self.attachDownstream(attrs.evolve(transform, keyFn=key, reverse=reverse)))
+
+    def addTimestamps(self, timestampFn: Callable, allowedLag: int) -> "StreamStage":
+        """Give each item the event time ``timestampFn(item)``, watermarks lagging ``allowedLag``
+        behind the top timestamp; return the stream stage that can ``window`` its items."""
+        from sparkjet.pipeline.stream_stage import StreamStage
+
+        if not isinstance(allowedLag, int) or allowedLag < 0:
+            raise PipelineError(f"{self.describe()}: addTimestamps needs an allowedLag of at least 0, got {allowedLag!r}")
+        transform = TimestampTransform("add-timestamps", timestampFn, allowedLag)
+        checkFunction(timestampFn, transform.name, "timestampFn")
+        return StreamStage(self.pipeline, self.attachDownstream(transform))
 
     def mapStateful(self, createFn: Callable, mapFn: Callable) -> "BatchStage":
         """Map each item with ``mapFn(state, item)``, one state made by ``createFn()`` for all

@@ -244,3 +244,22 @@ class RollingAggregateTransform(Transform):
 
     keyFn: Callable | None
     aggrOp: AggregateOperation
+
+
+@attrs.frozen
+class TimestampTransform(Transform):
+    """Gives each item its event time ``timestampFn(item)`` and inserts watermarks lagging
+    ``allowedLag`` behind the top timestamp (Jet's ``addTimestamps``)."""
+
+    timestampFn: Callable
+    allowedLag: int
+
+
+@attrs.frozen
+class WindowAggregateTransform(Transform):
+    """Aggregates timestamped items per window of ``windowDefinition`` (and per ``keyFn(item)``,
+    None for one result per window), into ``KeyedWindowResult``/``WindowResult``."""
+
+    windowDefinition: object
+    aggrOp: AggregateOperation
+    keyFn: Callable | None = None

@@ -25,7 +25,10 @@ from sparkjet.coredag.errors import DagError, StageName
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.dot import PREPARE_SUFFIX
 from sparkjet.coredag.model.edge import Edge
+from sparkjet.coredag.model.event_time_policy import EventTimePolicy, limitingLag
+from sparkjet.coredag.model.jet_event import AccumulatePayload, OnPayload, eventTimestamp, jetEvent
 from sparkjet.coredag.model.vertex import LOCAL_PARALLELISM_USE_DEFAULT, Vertex
+from sparkjet.coredag.model.window_result import KeyedWindowResult, windowResult
 from sparkjet.coredag.processors.aggregation import (
     AccumulateByKeyP,
     AccumulateP,
@@ -37,10 +40,12 @@ from sparkjet.coredag.processors.aggregation import (
 from sparkjet.coredag.processors.async_service import AsyncServiceP
 from sparkjet.coredag.processors.coaggregation import TaggedInputP
 from sparkjet.coredag.processors.identity import IdentityP
+from sparkjet.coredag.processors.insert_watermarks import InsertWatermarksP
 from sparkjet.coredag.processors.join import HashJoinCollectP, HashJoinP
 from sparkjet.coredag.processors.keyed import DistinctP, GlobalKey, MapStatefulP, RollingAggregateP
 from sparkjet.coredag.processors.peeking import ItemLogger, peeking
 from sparkjet.coredag.processors.service import ServiceP
+from sparkjet.coredag.processors.session_window import SessionWindowP
 from sparkjet.coredag.processors.sinks import (
     DataFrameSinkP,
     FilesSinkP,
@@ -48,6 +53,12 @@ from sparkjet.coredag.processors.sinks import (
     ListSinkP,
     LoggerSinkP,
     NoopSinkP,
+)
+from sparkjet.coredag.processors.sliding_window import (
+    accumulateByFrameP,
+    aggregateToSlidingWindowP,
+    combineToSlidingWindowP,
+    frameResultKey,
 )
 from sparkjet.coredag.processors.sorting import SortP
 from sparkjet.coredag.processors.sources import DataFrameSourceP, ItemsP, ReadFilesP, ReadJsonP
@@ -71,8 +82,11 @@ from sparkjet.pipeline.transforms import (
     SortTransform,
     SourceTransform,
     StatelessTransform,
+    TimestampTransform,
     Transform,
+    WindowAggregateTransform,
 )
+from sparkjet.pipeline.window_definition import SessionWindowDefinition
 from sparkjet.planner.errors import PlanningError
 from sparkjet.planner.fusion import FusedTransform
 
@@ -333,6 +347,66 @@ def lowerAggregate(transform: AggregateTransform, builder: DagBuilder, index: in
         builder.addEdges(index, prepare)
         builder.addEdge(Edge.between(prepare, vertex).distributed().allToOne(name))
     builder.setExit(index, vertex)
+
+
+@lowerStage.register
+def lowerTimestamps(transform: TimestampTransform, builder: DagBuilder, index: int) -> None:
+    """``add-timestamps``: Jet's InsertWatermarksP behind an isolated edge, at its input's
+    parallelism; each item leaves as a JetEvent (its timestamp and the item)."""
+    policy = EventTimePolicy(transform.timestampFn, limitingLag(transform.allowedLag), 1, 0, 0, wrapFn=jetEvent)
+    upstream = builder.graph.transforms[builder.graph.upstream[index][0]]
+    parallelism = transform.localParallelism if transform.localParallelism > 0 else upstream.localParallelism
+    vertex = builder.addVertex(transform.name, InsertWatermarksP(policy), parallelism)
+    builder.addEdges(index, vertex, lambda e: e.isolated())
+    builder.setExit(index, vertex)
+
+
+@lowerStage.register
+def lowerWindowAggregate(transform: WindowAggregateTransform, builder: DagBuilder, index: int) -> None:
+    """Jet's window plans: ``sliding-window-prepare`` -(distributed partitioned)-> ``sliding-window``
+    when the operation combines and no early results are asked, else one ``sliding-window``, or
+    ``session-window``; without a key, the last vertex has parallelism 1 and gets every item."""
+    name, label, definition = transform.name, stageName(transform), transform.windowDefinition
+    keyed = transform.keyFn is not None
+    keyFn = OnPayload(transform.keyFn) if keyed else GlobalKey()
+    op = attrs.evolve(transform.aggrOp, accumulateFn=AccumulatePayload(transform.aggrOp.accumulateFn))
+    outputFn, parallelism = (KeyedWindowResult, transform.localParallelism) if keyed else (windowResult, 1)
+
+    def intoLast(edge: Edge, key: Callable = keyFn) -> Edge:
+        return edge.distributed().partitioned(key) if keyed else edge.distributed().allToOne(name)
+
+    early = definition.earlyResultsPeriod
+    if isinstance(definition, SessionWindowDefinition):
+        builder.addReason("session windows: one stage, each key's events on one processor")
+        supplier = SessionWindowP(definition.sessionTimeout, (keyFn,), (eventTimestamp,), op, label, outputFn, early)
+        vertex = builder.addVertex(name, supplier, parallelism)
+        builder.addEdges(index, vertex, intoLast)
+    elif singleStage := singleWindowStageBecause(op.combineFn is None, early > 0):
+        builder.addReason(singleStage)
+        policy = definition.toSlidingWindowPolicy()
+        supplier = aggregateToSlidingWindowP((keyFn,), (eventTimestamp,), policy, op, label, outputFn, early)
+        vertex = builder.addVertex(name, supplier, parallelism)
+        builder.addEdges(index, vertex, intoLast)
+    else:
+        builder.addReason(TWO_STAGES)
+        policy = definition.toSlidingWindowPolicy()
+        prepare = builder.addVertex(
+            name + PREPARE_SUFFIX, accumulateByFrameP((keyFn,), (eventTimestamp,), policy, op, label),
+            transform.localParallelism, "prepare",
+        )
+        vertex = builder.addVertex(name, combineToSlidingWindowP(policy, op, label, outputFn), parallelism)
+        builder.addEdges(index, prepare, (lambda e: e.partitioned(keyFn)) if keyed else (lambda e: e))
+        builder.addEdge(intoLast(Edge.between(prepare, vertex), frameResultKey))
+    builder.setExit(index, vertex)
+
+
+def singleWindowStageBecause(noCombine: bool, earlyResults: bool) -> str | None:
+    """Return why a window aggregation runs in one stage, as Jet's planner decides; None for two."""
+    if noCombine:
+        return "single-stage window aggregation: the operation has no combine"
+    if earlyResults:
+        return "single-stage window aggregation: early results come from the one stage holding whole windows"
+    return None
 
 
 def multiInput(supplier: StandardProcessorSupplier, inputCount: int) -> StandardProcessorSupplier:
