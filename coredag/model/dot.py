@@ -158,6 +158,9 @@ def vertexLines(
     """Return the lines describing a vertex: its name and parallelism and, after a run, items in
     and out, busy time, and the items in and out of each stage fused into it."""
     lines = [nameOf(vertex.name), f"parallelism {parallelism}"]
+    role = eventTimeRole(vertex)
+    if role is not None:
+        lines.append(role[0])
     if figures is None:
         return lines
     processors = "processor" if figures.processors == 1 else "processors"
@@ -170,6 +173,22 @@ def vertexLines(
             for stage in figures.stages
         ]
     return lines
+
+
+EVENT_TIME_ROLES = (
+    ("emitsWatermarks", "inserts watermarks", "#E3F1E4"),
+    ("windowsByEventTime", "windows by event time", "#FCEFD2"),
+)
+"""The marks of a vertex that gives events their time or windows them: its supplier's
+attribute, the line its picture gets and its fill."""
+
+
+def eventTimeRole(vertex: Vertex) -> tuple[str, str] | None:
+    """Return the caption and fill of a vertex that inserts watermarks or windows by event time."""
+    for attribute, caption, fill in EVENT_TIME_ROLES:
+        if getattr(vertex.processorSupplier, attribute, False):
+            return caption, fill
+    return None
 
 
 def flowLine(figures: VertexMetrics, hasInput: bool, hasOutput: bool) -> str:
@@ -231,11 +250,13 @@ def dagToGraphviz(
         if parallelism == LOCAL_PARALLELISM_USE_DEFAULT:
             parallelism = defaultParallelism if defaultParallelism else "default"
         figures = metrics.vertex(vertex.name) if metrics is not None else None
+        role = eventTimeRole(vertex)
         homes.get(vertex.name, graph).node(
             ids[vertex.name],
             labelText(vertexLines(shortened, dag, vertex, parallelism, figures)),
             tooltip=tooltipText(vertexLines(str, dag, vertex, parallelism, figures)),
             **{"id": ids[vertex.name], "class": "vertex"},
+            **({} if role is None else {"style": "rounded,filled", "fillcolor": role[1]}),
         )
     for cluster, _ in clusters:
         graph.subgraph(cluster)

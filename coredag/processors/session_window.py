@@ -5,6 +5,7 @@ the current watermark) is plain Python values."""
 
 import bisect
 from collections.abc import Callable, Iterator
+from typing import ClassVar
 
 import attrs
 
@@ -26,6 +27,8 @@ class SessionWindowP:
     outputFn: OutputFn = KeyedWindowResult
     earlyResultsPeriod: int = 0
     clock: Callable[[], int] = monotonicMillis
+    windowsByEventTime: ClassVar[bool] = True
+    """Drawn as a window vertex."""
 
     def __attrs_post_init__(self) -> None:
         if len(self.keyFns) != self.aggrOp.arity:

@@ -11,6 +11,7 @@ plain Python values.
 """
 
 from collections.abc import Callable, Iterator
+from typing import ClassVar
 
 import attrs
 
@@ -35,6 +36,8 @@ class SlidingWindowP:
     eventTime: bool = True
     earlyResultsPeriod: int = 0
     clock: Callable[[], int] = monotonicMillis
+    windowsByEventTime: ClassVar[bool] = True
+    """Drawn as a window vertex."""
 
     def __attrs_post_init__(self) -> None:
         if len(self.keyFns) != self.aggrOp.arity:

@@ -136,3 +136,16 @@ def test_global_and_session_windows_and_a_stream_written_directly(jet):
     assert all(r.end - r.start >= 3 for r in sessions)
     assert Counter(jet.getList("timestamps")) == Counter(timestampOf(line) for line in LINES)
     assert len(sessions) == 1 + sum(1 for a, b in zip(stamps, stamps[1:]) if b - a >= 3)
+
+
+def test_the_picture_marks_watermark_and_window_vertices():
+    from sparkjet.coredag.model.dot import dagToGraphviz
+
+    p = Pipeline.create()
+    wordCount(p, WindowDefinition.tumbling(10)).writeTo(Sinks.logger())
+    source = dagToGraphviz(plan(p).dag).source
+    assert 'add-timestamps\nparallelism default\ninserts watermarks" class=vertex fillcolor="#E3F1E4"' in source
+    assert source.count('fillcolor="#FCEFD2"') == 2  # sliding-window-prepare and sliding-window
+    assert source.count("windows by event time") == 4  # in each one's label and tooltip
+    [itemsNode] = [line for line in source.splitlines() if line.startswith('\t"vertex-0" [')]
+    assert "fillcolor" not in itemsNode
