@@ -1,7 +1,8 @@
 """``mapUsingServiceAsync``: a function returning an awaitable (or a ``concurrent.futures.Future``)
 per item, at most ``maxConcurrentOps`` in flight per processor, results in input order where
 ``preserveOrder`` asks for it, as Jet's ``AsyncTransformUsingServiceOrderedP`` and
-``...UnorderedP`` do. Each processor runs its own asyncio event loop."""
+``...UnorderedP`` do, watermarks waiting behind the calls before them. Each processor runs its
+own asyncio event loop."""
 
 import asyncio
 import collections
@@ -15,6 +16,7 @@ from sparkjet.coredag.api.processor import AbstractProcessor, ProcessorContext
 from sparkjet.coredag.api.service_factory import ServiceFactory
 from sparkjet.coredag.api.standard import BatchFunction, StandardProcessorSupplier
 from sparkjet.coredag.errors import UserFunctionError, shorten
+from sparkjet.coredag.model.watermark import Watermark
 
 DEFAULT_MAX_CONCURRENT_OPS = 4
 """Jet's default number of async calls in flight per processor."""
@@ -76,28 +78,40 @@ class AsyncServiceP(StandardProcessorSupplier):
 
 
 class AsyncWindow:
-    """The calls one processor has in flight, its event loop, and the results ready to emit."""
+    """The calls one processor has in flight, the watermarks queued behind them, its event loop
+    and the results ready to emit."""
 
     def __init__(self, supplier: AsyncServiceP, service: object) -> None:
         self._supplier, self._service = supplier, service
         self._loop = asyncio.new_event_loop()
-        self._inFlight: collections.deque[tuple[object, asyncio.Future]] = collections.deque()
+        self._queue: collections.deque[tuple[object, asyncio.Future] | Watermark] = collections.deque()
+        self._calls = 0
 
     def submit(self, item: object) -> list:
-        """Start the call for ``item`` once a slot is free; return the results ready by then."""
-        ready = self._waitWhile(lambda: len(self._inFlight) >= self._supplier.maxConcurrentOps)
+        """Start the call for ``item`` once a slot is free; return what is ready by then."""
+        ready = self._waitWhile(lambda: self._calls >= self._supplier.maxConcurrentOps)
         call = self._supplier.call(self._service, item)
         if call is not None:
-            self._inFlight.append((item, self._future(call)))
+            self._queue.append((item, self._future(call)))
+            self._calls += 1
         return ready + self._takeDone()
 
+    def submitWatermark(self, watermark: Watermark) -> list:
+        """Queue ``watermark`` behind the calls in flight, replacing a watermark queued last (Jet
+        conflates them), without taking a slot; return what is ready, the watermark if nothing
+        is in flight."""
+        if self._queue and isinstance(self._queue[-1], Watermark):
+            self._queue.pop()
+        self._queue.append(watermark)
+        return self._takeDone()
+
     def drain(self) -> list:
-        """Wait for every call in flight; return their results."""
-        return self._waitWhile(lambda: bool(self._inFlight))
+        """Wait for every call in flight; return their results and the watermarks behind them."""
+        return self._waitWhile(lambda: self._calls > 0)
 
     def close(self) -> None:
         """Cancel what is still in flight, close the loop and destroy the service."""
-        futures = [future for _, future in self._inFlight]
+        futures = self._futures()
         for future in futures:
             future.cancel()
         if futures:  # let the cancelled calls end inside the loop before it closes
@@ -111,33 +125,44 @@ class AsyncWindow:
             return asyncio.wrap_future(call, loop=self._loop)
         return asyncio.ensure_future(call, loop=self._loop)
 
+    def _futures(self) -> list[asyncio.Future]:
+        return [entry[1] for entry in self._queue if not isinstance(entry, Watermark)]
+
     def _waitWhile(self, busy: Callable[[], bool]) -> list:
         ready = []
         while busy():
-            waitFor = [self._inFlight[0][1]] if self._supplier.preserveOrder else [f for _, f in self._inFlight]
+            waitFor = self._futures()[:1] if self._supplier.preserveOrder else self._futures()
             self._loop.run_until_complete(asyncio.wait(waitFor, return_when=asyncio.FIRST_COMPLETED))
             ready += self._takeDone()
         return ready
 
     def _takeDone(self) -> list:
-        """Remove the finished calls (where order is preserved, only those before the first
-        unfinished one) and return their non-None results, in order."""
+        """Remove the finished calls and return their non-None results, then the watermarks no
+        call is still ahead of: where order is preserved, all in queue order up to the first
+        unfinished call (Jet's ordered processor); else every finished call's result, then the
+        last such watermark (Jet's unordered one)."""
         if self._supplier.preserveOrder:
-            done = []
-            while self._inFlight and self._inFlight[0][1].done():
-                done.append(self._inFlight.popleft())
-        else:
-            done = [call for call in self._inFlight if call[1].done()]
-            self._inFlight = collections.deque(call for call in self._inFlight if not call[1].done())
-        results = []
-        for item, future in done:
-            try:
-                result = future.result()
-            except Exception as cause:
-                raise UserFunctionError(self._supplier.stageName, shorten(item), cause) from cause
-            if result is not None:
-                results.append(result)
-        return results
+            ready = []
+            while self._queue and (isinstance(self._queue[0], Watermark) or self._queue[0][1].done()):
+                entry = self._queue.popleft()
+                ready += [entry] if isinstance(entry, Watermark) else self._result(*entry)
+            return ready
+        done = [e for e in self._queue if not isinstance(e, Watermark) and e[1].done()]
+        self._queue = collections.deque(e for e in self._queue if isinstance(e, Watermark) or not e[1].done())
+        ready = [result for item, future in done for result in self._result(item, future)]
+        watermarks = []
+        while self._queue and isinstance(self._queue[0], Watermark):
+            watermarks.append(self._queue.popleft())
+        return ready + watermarks[-1:]
+
+    def _result(self, item: object, future: asyncio.Future) -> list:
+        """Count the call as ended; return its result, none if it is None."""
+        self._calls -= 1
+        try:
+            result = future.result()
+        except Exception as cause:
+            raise UserFunctionError(self._supplier.stageName, shorten(item), cause) from cause
+        return [] if result is None else [result]
 
 
 class AsyncServiceProcessor(AbstractProcessor):
@@ -157,6 +182,13 @@ class AsyncServiceProcessor(AbstractProcessor):
         if not self.emitFromTraverser(self._output):
             return False
         self._output = iter(self._window.submit(item))
+        return True
+
+    def tryProcessWatermark(self, watermark: Watermark) -> bool:
+        """Queue the watermark behind the calls in flight, as Jet's async processors do."""
+        if not self.emitFromTraverser(self._output):
+            return False
+        self._output = iter(self._window.submitWatermark(watermark))
         return True
 
     def complete(self) -> bool:

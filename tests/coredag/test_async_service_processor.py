@@ -4,14 +4,16 @@ where asked, as Jet's AsyncTransformUsingService processors."""
 import asyncio
 import concurrent.futures
 import random
+import threading
 
 import pytest
 
 from sparkjet.coredag import UserFunctionError
-from sparkjet.coredag.api.processor import ProcessorContext
+from sparkjet.coredag.api.processor import Inbox, Outbox, ProcessorContext
 from sparkjet.coredag.api.service_factory import ServiceFactory
 from sparkjet.coredag.api.testing import sameItemsAnyOrder, verifyProcessor
-from sparkjet.coredag.processors.async_service import AsyncServiceP
+from sparkjet.coredag.model.watermark import Watermark
+from sparkjet.coredag.processors.async_service import DEFAULT_MAX_CONCURRENT_OPS, AsyncServiceP
 
 ITEMS = list(range(30))
 
@@ -126,3 +128,132 @@ async def keyOf(key, item):
 def keyedCall(tracker, key, item):
     return keyOf(key, item)
 
+
+
+# Jet's AsyncTransformUsingServicePTest, ordered and unordered: a map here, where Jet's test
+# flat-maps each item to two, so each item gives one result.
+
+FOO = ServiceFactory(lambda context: "foo")
+
+
+def jetSupplier(preserveOrder: bool, fn, maxConcurrentOps: int = DEFAULT_MAX_CONCURRENT_OPS) -> AsyncServiceP:
+    return AsyncServiceP(FOO, fn, maxConcurrentOps, preserveOrder, "mapUsingServiceAsync")
+
+
+def either(test, *orders):
+    """Expect any one of ``orders`` (the first for the diff) from ``test``."""
+    return test.expectOutput(orders[0]).outputChecker(lambda expected, actual: actual in [list(o) for o in orders])
+
+
+async def suffixed(item):
+    return f"{item}-1"
+
+
+def completedFuture(service, item):
+    return suffixed(item)
+
+
+def completedInAnotherThread(service, item):
+    future = concurrent.futures.Future()
+    threading.Thread(target=future.set_result, args=(f"{item}-1",)).start()
+    return future
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_completed_futures(ordered):
+    test = verifyProcessor(jetSupplier(ordered, completedFuture)).input(["a", "b"])
+    either(test, ["a-1", "b-1"], *([] if ordered else [["b-1", "a-1"]])).verify()
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_futures_completed_in_separate_thread_come_before_the_watermark(ordered):
+    orders = [["a-1", "b-1", Watermark(10)]] + ([] if ordered else [["b-1", "a-1", Watermark(10)]])
+    test = verifyProcessor(jetSupplier(ordered, completedInAnotherThread)).input(["a", "b", Watermark(10)])
+    either(test, *orders).verify()
+
+
+def unsupported(service, item):
+    raise NotImplementedError
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_forward_watermarks_without_items(ordered):
+    verifyProcessor(jetSupplier(ordered, unsupported)).input([Watermark(10)]).expectOutput([Watermark(10)]).verify()
+
+
+def noFuture(service, item):
+    return None
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_when_map_fn_returns_null_future_then_filtered_out(ordered):
+    verifyProcessor(jetSupplier(ordered, noFuture)).input(["a", "b", Watermark(10)]).expectOutput(
+        [Watermark(10)]
+    ).verify()
+
+
+def failedFuture(service, item):
+    future = concurrent.futures.Future()
+    future.set_exception(RuntimeError("test exception"))
+    return future
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_when_future_completed_exceptionally_then_job_fails(ordered):
+    with pytest.raises(UserFunctionError, match="test exception"):
+        verifyProcessor(jetSupplier(ordered, failedFuture)).input(["a"]).expectOutput([]).verify()
+
+
+async def never():
+    await asyncio.Event().wait()
+
+
+def neverDone(service, item):
+    return never()
+
+
+def startedProcessor(ordered: bool):
+    processor = jetSupplier(ordered, neverDone, maxConcurrentOps=2)()
+    processor.init(Outbox(1, 128), ProcessorContext("mapUsingServiceAsync", 0, 1))
+    return processor
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_watermarks_take_no_slot(ordered):
+    processor = startedProcessor(ordered)
+    try:
+        inbox = Inbox(["foo"])
+        processor.process(0, inbox)
+        assert inbox.isEmpty()
+        assert all(processor.tryProcessWatermark(Watermark(t)) for t in (0, 1, 2))
+        inbox = Inbox(["bar"])
+        processor.process(0, inbox)
+        assert inbox.isEmpty(), "the second call was refused although a watermark holds no slot"
+        assert processor.outbox.drainBucket(0) == []
+    finally:
+        processor.close()
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_watermarks_queued_one_after_another_are_conflated(ordered):
+    verifyProcessor(jetSupplier(ordered, completedFuture)).input(["a", Watermark(1), Watermark(2)]).expectOutput(
+        ["a-1", Watermark(2)]
+    ).verify()
+
+
+def test_a_watermark_waits_for_the_calls_before_it_only_where_order_is_kept():
+    slow = {"a": 0.02, "b": 0.0}
+
+    async def delayed(item):
+        await asyncio.sleep(slow.get(item, 0.0))
+        return item
+
+    def call(service, item):
+        return delayed(item)
+
+    verifyProcessor(jetSupplier(True, call)).input(["a", Watermark(5), "b", Watermark(7)]).expectOutput(
+        ["a", Watermark(5), "b", Watermark(7)]
+    ).verify()
+    unordered = verifyProcessor(jetSupplier(False, call)).input(["a", Watermark(5), "b", Watermark(7)])
+    orders = [["b", "a", Watermark(7)], ["a", "b", Watermark(7)], ["a", Watermark(5), "b", Watermark(7)]]
+    either(unordered, *orders).verify()
