@@ -606,26 +606,30 @@ class AllOfAggregationBuilder:
 
 class CoAggregateOperationBuilder:
     """Jet's ``CoAggregateOperationBuilder``: ``add(inputTag, op)`` aggregates that input's
-    items with ``op`` and returns the tag of its result."""
+    items with ``op``; the result comes by the same tag."""
 
     def __init__(self) -> None:
-        self._parts: list[tuple[int, AggregateOperation]] = []
+        self._operations: dict[Tag, AggregateOperation] = {}
 
     def add(self, inputTag: Tag, operation: AggregateOperation) -> Tag:
         """Aggregate the items of ``inputTag`` with ``operation``; return the tag of its result."""
-        self._parts.append((inputTag.index, operation))
-        return Tag(len(self._parts) - 1)
+        if inputTag in self._operations:
+            raise PipelineError(
+                f"coAggregateOperationBuilder: {inputTag!r} already has an operation; add one per "
+                "input (for several results of one input, add allOf(op1, op2) or an allOfBuilder() operation)"
+            )
+        self._operations[inputTag] = operation
+        return inputTag
 
     def build(self, exportFinishFn: Callable | None = None) -> AggregateOperation:
         """Return the operation; its result is ``ItemsByTag`` or ``exportFinishFn(itemsByTag)``."""
-        if not self._parts:
+        if not self._operations:
             raise PipelineError("coAggregateOperationBuilder: add at least one operation before build()")
-        inputs = tuple(index for index, _ in self._parts)
-        missing = sorted(set(range(max(inputs) + 1)) - set(inputs))
-        if missing:
+        tags = sorted(self._operations)
+        if [tag.index for tag in tags] != list(range(len(tags))):
             raise PipelineError(
-                f"coAggregateOperationBuilder: no operation for the input tag(s) {[Tag(i) for i in missing]}; "
-                "every input from Tag0 to the highest added needs one"
+                f"coAggregateOperationBuilder: registered tags' indices are {[tag.index for tag in tags]}, "
+                f"but should be {list(range(len(tags)))}: add an operation for every input from Tag0 up"
             )
-        operations = tuple(operation for _, operation in self._parts)
-        return coAggregateOperation(operations, _resultsBy(exportFinishFn, byTag=True), inputs)
+        operations = tuple(self._operations[tag] for tag in tags)
+        return coAggregateOperation(operations, _resultsBy(exportFinishFn, byTag=True))

@@ -482,7 +482,10 @@ class BatchStageWithKey:
         name = f"{len(stages)}-way cogroup-and-aggregate"
         checkAggregateOperation(aggrOp, name, arity=len(stages))
         keyFns = tuple(stage.keyFn for stage in stages)
-        transform = GroupTransform(name, TaggedKey(keyFns), aggrOp, keyFns)
+        if len(stages) == 1:  # a builder given no other stage: the items come untagged
+            transform = GroupTransform(name, self.keyFn, aggrOp)
+        else:
+            transform = GroupTransform(name, TaggedKey(keyFns), aggrOp, keyFns)
         upstream = tuple(BatchStage(s.pipeline, s.index, s.rebalancing) for s in stages)
         return BatchStage(self.pipeline, attachFedBy(transform, upstream))
 

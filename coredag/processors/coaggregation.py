@@ -1,5 +1,6 @@
 """Co-aggregation: one aggregate operation per input, folded together over ``(ordinal, item)``."""
 
+import functools
 from collections.abc import Callable
 
 import attrs
@@ -7,6 +8,7 @@ import attrs
 from sparkjet.coredag.api.processor import Inbox, Outbox, Processor, ProcessorContext, callIdleHook
 from sparkjet.coredag.api.standard import BatchFunction, StandardProcessorSupplier
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
+from sparkjet.coredag.model.tags import Tag
 
 
 @attrs.frozen
@@ -22,23 +24,19 @@ class TaggedKey:
 
 @attrs.frozen
 class CoAggregation:
-    """The parts of an operation whose accumulator is a list, one slot per operation; operation
-    i aggregates the items of input ``inputs[i]``, and ``outputFn`` gets the tuple of results."""
+    """The parts of an operation whose accumulator is a list, one slot per input: operation i
+    aggregates the items of input i, and ``outputFn`` gets the tuple of results."""
 
     operations: tuple[AggregateOperation, ...]
-    inputs: tuple[int, ...]
     outputFn: Callable[[tuple], object] = tuple
 
     def create(self) -> list:
         """Return one fresh accumulator per operation."""
         return [op.createFn() for op in self.operations]
 
-    def accumulate(self, accumulators: list, pair: tuple) -> list:
-        """Accumulate ``(ordinal, item)`` into the slots of the operations of its input."""
-        ordinal, item = pair
-        for slot, (op, source) in enumerate(zip(self.operations, self.inputs)):
-            if source == ordinal:
-                accumulators[slot] = op.accumulateFn(accumulators[slot], item)
+    def accumulateInput(self, ordinal: int, accumulators: list, item: object) -> list:
+        """Accumulate an item of input ``ordinal`` into its slot."""
+        accumulators[ordinal] = self.operations[ordinal].accumulateFn(accumulators[ordinal], item)
         return accumulators
 
     def combine(self, left: list, right: list) -> list:
@@ -63,22 +61,19 @@ class CoAggregation:
 
 
 def coAggregateOperation(
-    operations: tuple[AggregateOperation, ...],
-    outputFn: Callable[[tuple], object] = tuple,
-    inputs: tuple[int, ...] | None = None,
+    operations: tuple[AggregateOperation, ...], outputFn: Callable[[tuple], object] = tuple
 ) -> AggregateOperation:
-    """Return the operation folding ``(ordinal, item)`` pairs, operation i taking the items of
-    input ``inputs[i]`` (by default input i); its result is ``outputFn(results)``."""
-    inputs = tuple(range(len(operations))) if inputs is None else tuple(inputs)
-    parts = CoAggregation(tuple(operations), inputs, outputFn)
-    return AggregateOperation(
-        createFn=parts.create,
-        accumulateFn=parts.accumulate,
-        combineFn=parts.combine if all(op.combineFn is not None for op in operations) else None,
-        deductFn=parts.deduct if all(op.deductFn is not None for op in operations) else None,
-        exportFn=parts.export,
-        finishFn=parts.finish,
-        arity=max(inputs, default=0) + 1,
+    """Return the operation of ``len(operations)`` inputs, operation i aggregating input i's
+    items, built as Jet's ``CoAggregateOperationBuilder`` does; its result is ``outputFn(results)``."""
+    parts = CoAggregation(tuple(operations), outputFn)
+    builder = AggregateOperation.withCreate(parts.create).varArity()
+    for ordinal in range(len(operations)):
+        builder = builder.andAccumulate(Tag(ordinal), functools.partial(parts.accumulateInput, ordinal))
+    return (
+        builder.andCombine(parts.combine if all(op.combineFn is not None for op in operations) else None)
+        .andDeduct(parts.deduct if all(op.deductFn is not None for op in operations) else None)
+        .andExport(parts.export)
+        .andFinish(parts.finish)
     )
 
 

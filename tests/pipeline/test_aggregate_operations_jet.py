@@ -3,11 +3,13 @@ combining accumulate, operations of several inputs, builders, tags, groupingBy's
 toCollection; each checked against a plain-Python computation."""
 
 import collections
+import copy
 import functools
 import operator
 
 import pytest
 
+from sparkjet.coredag.model.aggregate_operation import identity, zero
 from sparkjet.pipeline import (
     AggregateOperation,
     AggregateOperations,
@@ -18,6 +20,7 @@ from sparkjet.pipeline import (
     Sinks,
     Sources,
     Tag,
+    wholeItem,
 )
 
 ops = AggregateOperations
@@ -104,22 +107,23 @@ def test_aggregate_operation_2_and_3_fold_tagged_inputs():
     assert op3.arity == 3 and op3.finishFn(functools.reduce(op3.accumulateFn, triples, op3.createFn())) == 6
 
 
-def test_co_aggregate_operation_builder_takes_several_operations_per_input():
+def test_co_aggregate_operation_builder_keys_each_result_by_its_input_tag():
     builder = ops.coAggregateOperationBuilder()
-    countNumbers = builder.add(Tag.tag0(), ops.counting())
-    sumNumbers = builder.add(Tag.tag0(), ops.summing(lambda x: x))
     words = builder.add(Tag.tag1(), ops.toSet())
+    numbers = builder.add(Tag.tag0(), ops.allOf(ops.counting(), ops.summing(lambda x: x)))
     op = builder.build()
     pairs = [(0, n) for n in NUMBERS] + [(1, w) for w in WORDS]
     result = op.finishFn(functools.reduce(op.accumulateFn, pairs, op.createFn()))
-    assert op.arity == 2
-    assert result == ItemsByTag.itemsByTag(countNumbers, len(NUMBERS), sumNumbers, sum(NUMBERS), words, set(WORDS))
+    assert (numbers, words, op.arity) == (Tag.tag0(), Tag.tag1(), 2)
+    assert result == ItemsByTag.itemsByTag(Tag.tag0(), (len(NUMBERS), sum(NUMBERS)), Tag.tag1(), set(WORDS))
 
 
-def test_co_aggregate_operation_builder_needs_an_operation_for_every_input():
+def test_co_aggregate_operation_builder_takes_one_operation_per_input_from_tag0_up():
     builder = ops.coAggregateOperationBuilder()
     builder.add(Tag.tag1(), ops.counting())
-    with pytest.raises(PipelineError, match=r"no operation for the input tag\(s\) \[Tag0\]"):
+    with pytest.raises(PipelineError, match=r"Tag1 already has an operation; add one per input \(for several"):
+        builder.add(Tag.tag1(), ops.toList())
+    with pytest.raises(PipelineError, match=r"registered tags' indices are \[1\], but should be \[0\]"):
         builder.build()
     with pytest.raises(PipelineError, match="add at least one operation"):
         ops.coAggregateOperationBuilder().build()
@@ -182,6 +186,201 @@ def test_a_one_input_operation_given_to_aggregate2_is_refused():
     numbers, words = p.readFrom(Sources.items(NUMBERS)), p.readFrom(Sources.items(WORDS))
     with pytest.raises(PipelineError, match="aggregates 1 input"):
         numbers.aggregate2(words, ops.counting())
+
+
+def countOne(acc, item):
+    return acc + 1
+
+
+def countTen(acc, item):
+    return acc + 10
+
+
+def countHundred(acc, item):
+    return acc + 100
+
+
+def test_var_arity_build_has_all_parts_as_jets_when_build_then_allPartsThere():
+    op = (
+        AggregateOperation.withCreate(zero)
+        .andAccumulate(Tag.tag0(), countOne)
+        .andAccumulate(Tag.tag1(), countTen)
+        .andCombine(operator.add)
+        .andDeduct(operator.sub)
+        .andExportFinish(identity)
+    )
+    assert op.createFn is zero and op.arity == 2
+    assert op.accumulateFnOf(Tag.tag0()) is countOne and op.accumulateFnOf(Tag.tag1()) is countTen
+    assert (op.combineFn, op.deductFn, op.finishFn) == (operator.add, operator.sub, identity)
+    assert op.finishFn(functools.reduce(op.accumulateFn, [(0, "x"), (1, "y"), (1, "z")], op.createFn())) == 21
+
+
+def test_asking_for_a_tag_past_the_arity_is_refused_as_jets_when_askForNonexistentTag():
+    twoInputs = AggregateOperation.withCreate(zero).andAccumulate(Tag.tag0(), countOne).andAccumulate(
+        Tag.tag1(), countTen
+    ).andExportFinish(identity)
+    with pytest.raises(PipelineError, match="has 2 accumulating functions, but was asked for function at index 2"):
+        twoInputs.accumulateFnOf(Tag.tag2())
+    oneInput = AggregateOperation.withCreate(zero).andAccumulate0(countOne).andExportFinish(identity)
+    with pytest.raises(PipelineError, match="has 1 accumulating functions, but was asked for function at index 1"):
+        oneInput.accumulateFnOf(Tag.tag1())
+    threeInputs = twoInputs.withAccumulateFns(countOne, countTen, countHundred)
+    with pytest.raises(PipelineError, match="at index 3"):
+        threeInputs.accumulateFnOf(Tag.tag(3))
+
+
+def test_var_arity_refuses_a_duplicate_tag_and_a_gap_as_jets():
+    accumulating = AggregateOperation.withCreate(zero).andAccumulate(Tag.tag0(), countOne)
+    with pytest.raises(PipelineError, match="Tag with index 0 already registered"):
+        accumulating.andAccumulate(Tag.tag0(), countTen)
+    with pytest.raises(PipelineError, match=r"Registered tags' indices are \[0, 2\] but should be \[0, 1\]"):
+        accumulating.andAccumulate(Tag.tag2(), countTen).andExportFinish(identity)
+    with pytest.raises(PipelineError, match="register an accumulate function"):
+        AggregateOperation.withCreate(zero).varArity().andExportFinish(identity)
+
+
+@pytest.mark.parametrize("arity", [1, 2, 3])
+def test_identity_finish_and_combining_accumulate_at_every_arity_as_jets(arity):
+    """Jet's AggregateOperation{,1,2,3}Test: when_withIdentityFinish, when_withCombiningAccumulateFn."""
+    fns = (countOne, countTen, countHundred)[:arity]
+    listing = AggregateOperation(list, countOne, exportFn=len).withAccumulateFns(*fns)
+    acc = listing.createFn()
+    assert listing.withIdentityFinish().finishFn(acc) is acc and listing.arity == arity
+    counting = AggregateOperation(zero, countOne, operator.add).withAccumulateFns(*fns)
+    combining = counting.withCombiningAccumulateFn(wholeItem())
+    assert combining.arity == 1 and combining.accumulateFnOf(Tag.tag0()) is combining.accumulateFn
+    assert combining.finishFn(functools.reduce(combining.accumulateFn, [2, 3], combining.createFn())) == 5
+
+
+def test_the_builder_registers_each_inputs_function_as_jets_when_build_then_allPartsThere():
+    op1 = (
+        AggregateOperation.withCreate(zero).andAccumulate(countOne)
+        .andCombine(operator.add).andDeduct(operator.sub).andExport(str).andFinish(repr)
+    )
+    assert op1.accumulateFn is op1.accumulateFnOf(Tag.tag0()) is op1.accumulateFn0() is countOne
+    assert (op1.exportFn, op1.finishFn) == (str, repr)
+    synonym = AggregateOperation.withCreate(zero).andAccumulate0(countOne).andExportFinish(identity)
+    assert synonym.accumulateFn is countOne
+    op2 = AggregateOperation.withCreate(zero).andAccumulate0(countOne).andAccumulate1(countTen).andExportFinish(identity)
+    assert (op2.arity, op2.accumulateFn0(), op2.accumulateFn1()) == (2, countOne, countTen)
+    op3 = (
+        AggregateOperation.withCreate(zero).andAccumulate0(countOne).andAccumulate1(countTen)
+        .andAccumulate2(countHundred).andCombine(operator.add).andDeduct(operator.sub).andExport(str).andFinish(repr)
+    )
+    assert (op3.arity, op3.accumulateFn2(), op3.accumulateFnOf(Tag.tag2())) == (3, countHundred, countHundred)
+    assert (op3.combineFn, op3.deductFn, op3.exportFn, op3.finishFn) == (operator.add, operator.sub, str, repr)
+    pairs = [(0, "a"), (2, "b"), (1, "c"), (2, "d")]
+    assert op3.finishFn(functools.reduce(op3.accumulateFn, pairs, op3.createFn())) == "211"
+
+
+def test_and_then_reaches_each_input_as_jets_when_andThen_then_exportAndFinishChanged():
+    builder = ops.coAggregateOperationBuilder()
+    builder.add(Tag.tag0(), ops.summing(identity))
+    outTag1 = builder.add(Tag.tag1(), ops.summing(identity))
+    incremented = builder.build(lambda byTag: byTag.get(outTag1)).andThen(lambda total: total + 1)
+    op2 = ops.aggregateOperation2(ops.summing(identity), ops.summing(identity), lambda r0, r1: r1).andThen(
+        lambda total: total + 1
+    )
+    op3 = ops.aggregateOperation3(
+        ops.summing(identity), ops.summing(identity), ops.summing(identity), lambda r0, r1, r2: r2
+    ).andThen(lambda total: total + 1)
+    for op, accumulateFn in [(incremented, incremented.accumulateFnOf(Tag.tag1())),
+                             (op2, op2.accumulateFn1()), (op3, op3.accumulateFn2())]:
+        acc = accumulateFn(op.createFn(), 13)
+        assert op.exportFn(acc) == op.finishFn(acc) == 14
+
+
+def test_with_accumulate_fns_replaces_one_input_or_all():
+    summing = ops.counting().withAccumulateFn(lambda total, item: total + item)
+    assert aggregate(summing, NUMBERS) == sum(NUMBERS) and summing.deductFn is operator.sub
+    two = AggregateOperation.withCreate(zero).andAccumulate0(countOne).andAccumulate1(countTen).andExportFinish(identity)
+    replaced = two.withAccumulateFn0(countHundred)
+    assert (replaced.accumulateFn0(), replaced.accumulateFn1(), replaced.arity) == (countHundred, countTen, 2)
+    pairs = [(0, "a"), (1, "b"), (0, "c")]
+    assert functools.reduce(replaced.accumulateFn, pairs, 0) == 210
+    widened = ops.counting().withAccumulateFns(countOne, countTen)
+    assert widened.arity == 2 and widened.finishFn(functools.reduce(widened.accumulateFn, pairs, 0)) == 12
+    with pytest.raises(PipelineError, match="withAccumulateFn: the operation aggregates 2 inputs"):
+        two.withAccumulateFn(countOne)
+    with pytest.raises(PipelineError, match="has 2 accumulating functions, but was asked for function at index 2"):
+        two.withAccumulateFn2(countOne)
+
+
+def test_an_operation_of_several_inputs_needs_a_function_per_input():
+    with pytest.raises(PipelineError, match="An AggregateOperation of arity 2 accumulates with an AccumulateByOrdinal of 2"):
+        AggregateOperation(zero, countOne, arity=2)
+
+
+def validateOp(op, items1, items2, expectFirst, expectBoth):
+    """Jet's AggregateOperationsTest.validateOp and validateOpWithoutDeduct, on exported results
+    (sparkjet's accumulators are not Jet's): accumulate, export, combine, deduct, finish."""
+    def accumulated(items):
+        return functools.reduce(op.accumulateFn, items, op.createFn())
+
+    exportedFirst = op.exportFn(acc1 := accumulated(items1))
+    snapshot = copy.deepcopy(exportedFirst)
+    combined = op.combineFn(acc1, accumulated(items2))
+    assert exportedFirst == snapshot == expectFirst, "exported, then unchanged by combine"
+    assert op.exportFn(combined) == expectBoth, "combined"
+    if op.deductFn is not None:
+        assert op.exportFn(op.deductFn(combined, accumulated(items2))) == expectFirst, "deducted"
+    assert op.finishFn(accumulated(items1 + items2)) == expectBoth, "accumulated both"
+
+
+JET_CASES = {
+    # Jet's test: (op, left items, right items, export of left, export of both, deducts in Jet)
+    "when_counting": (ops.counting(), [None], [None], 1, 2, True),
+    "when_summingLong": (ops.summing(identity), [1], [2], 1, 3, True),
+    "when_summingDouble": (ops.summing(identity), [0.5], [1.5], 0.5, 2.0, True),
+    "when_averagingLong": (ops.averaging(identity), [1], [2], 1.0, 1.5, True),
+    "when_averagingDouble": (ops.averaging(identity), [1.5], [2.5], 1.5, 2.0, True),
+    "when_maxBy": (ops.maxBy(identity), [10], [11], 10, 11, False),
+    "when_minBy": (ops.minBy(identity), [10], [11], 10, 10, False),
+    "when_topN": (ops.topN(2, identity), [7, 1, 5, 3], [8, 6, 2, 4], [7, 5], [8, 7], False),
+    "when_bottomN": (ops.bottomN(2, identity), [7, 1, 5, 3], [8, 6, 2, 4], [1, 3], [1, 2], False),
+    "when_allOf2": (ops.allOf(ops.counting(), ops.summing(identity)), [10], [11], (1, 10), (2, 21), True),
+    "when_allOfWithoutDeduct_then_noDeduct": (
+        ops.allOf(ops.counting(), ops.maxBy(identity)), [10], [11], (1, 10), (2, 11), False
+    ),
+    "when_allOf3": (
+        ops.allOf(ops.counting(), ops.summing(identity), ops.averaging(identity)),
+        [10], [11], (1, 10, 10.0), (2, 21, 10.5), True,
+    ),
+    "when_reducing": (ops.reducing(0, identity, operator.add, operator.sub), [1], [2], 1, 3, True),
+    "when_toList": (ops.toList(), [1], [2], [1], [1, 2], False),
+    "when_toSet": (ops.toSet(), [1], [2], {1}, {1, 2}, False),
+    "when_toMap": (ops.toMap(first, second), [(1, 1)], [(2, 2)], {1: 1}, {1: 1, 2: 2}, False),
+    "when_toMapWithMerge_then_merged": (
+        ops.toMap(first, second, operator.add), [(1, 1)], [(1, 2)], {1: 1}, {1: 3}, False
+    ),
+    "when_mappingWithoutDeduct": (ops.mapping(second, ops.maxBy(identity)), [("a", 1)], [("b", 2)], 1, 2, False),
+    "when_mappingWithDeduct": (ops.mapping(second, ops.summing(identity)), [("a", 1)], [("b", 2)], 1, 3, True),
+    "when_mappingToNull_then_doNotAggregate": (
+        ops.mapping(second, ops.summing(identity)), [("a", None)], [("b", 2)], 0, 2, True
+    ),
+    "when_filtering": (ops.filtering(lambda i: i > 1, ops.summing(identity)), [1], [2], 0, 2, True),
+    "when_flatMapping": (
+        ops.flatMapping(lambda i: (i + 10, i + 20), ops.summing(identity)), [1], [2], 32, 66, True
+    ),
+    "when_concatenating_withoutDelimiter": (ops.concatenating(), ["A"], ["B"], "A", "AB", False),
+    "when_concatenating_withDelimiter": (ops.concatenating(","), ["A"], ["B"], "A", "A,B", False),
+    "when_concatenating_withDelimiterPrefixSuffix": (
+        ops.concatenating(",", "(", ")"), ["A"], ["B"], "(A)", "(A,B)", False
+    ),
+    "when_concatenatingEmptyItems_withDelimiterPrefixSuffix": (
+        ops.concatenating(",", "(", ")"), ["", "A"], ["", ""], "(A)", "(A)", False
+    ),
+    "when_pickAny": (ops.pickAny(), [1], [2], 1, 1, True),
+    "when_sorting": (ops.sorting(), [2], [1], [2], [1, 2], False),
+}
+
+
+@pytest.mark.parametrize("name", JET_CASES)
+def test_each_operation_as_jets_validateOp(name):
+    op, items1, items2, expectFirst, expectBoth, deducts = JET_CASES[name]
+    assert op.combineFn is not None
+    assert (op.deductFn is not None) == deducts, "deducts exactly when Jet's does"
+    validateOp(op, items1, items2, expectFirst, expectBoth)
 
 
 # on Spark, against plain Python
@@ -257,3 +456,60 @@ def test_hash_join_builder_add_inner_drops_items_without_a_match_there_only(jet)
         expected += [(name, r, o) for k, r in RIGHT if k == key for o in others]
     assert sorted(jet.getList("innerOuter"), key=repr) == sorted(expected, key=repr)
     assert {name for name, _, _ in expected} == {"a", "b"}
+
+
+def _sumOfValues(total, pair):
+    return total + pair[1]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("parallelism", [1, 3])
+def test_built_operations_and_the_added_ones_in_keyed_and_global_aggregations(jet, parallelism):
+    """A hand-built two-input operation, a builder given no other stage, withAccumulateFn, and
+    the operations issue 14 added, against plain Python at parallelism 1 and 3."""
+    pairs = [(n % 3, n) for n in NUMBERS]
+    operations = {
+        "toCollection": ops.toCollection(collections.deque).andThen(sorted),
+        "groupingBy": ops.groupingBy(lambda kv: kv[1] % 2, ops.counting(), collections.OrderedDict),
+        "concatenating": ops.mapping(lambda kv: str(kv[1]), ops.concatenating(",")).andThen(
+            lambda text: sorted(text.split(","))
+        ),
+        "flatMapping": ops.flatMapping(lambda kv: range(kv[1]), ops.summing(identity)),
+        "withAccumulateFn": ops.counting().withAccumulateFn(_sumOfValues),
+        "pickAny": ops.pickAny(),
+    }
+    p = Pipeline.create()
+    numbers = p.readFrom(Sources.items(pairs)).setLocalParallelism(parallelism)
+    words = p.readFrom(Sources.items(WORDS)).setLocalParallelism(parallelism)
+    keyed = numbers.groupingKey(first)
+    for name, op in operations.items():
+        keyed.aggregate(op).setName(name).writeTo(Sinks.list(f"{name}{parallelism}"))
+    lengthsAndWords = (
+        AggregateOperation.withCreate(lambda: (0, 0))
+        .andAccumulate0(lambda acc, kv: (acc[0] + kv[1], acc[1]))
+        .andAccumulate1(lambda acc, word: (acc[0], acc[1] + len(word)))
+        .andCombine(lambda left, right: (left[0] + right[0], left[1] + right[1]))
+        .andExportFinish(lambda acc: f"{acc[0]}/{acc[1]}")
+    )
+    numbers.aggregate2(words, lengthsAndWords).writeTo(Sinks.list(f"two{parallelism}"))
+    numbers.aggregateBuilder(ops.counting()).build().writeTo(Sinks.list(f"alone{parallelism}"))
+    keyed.aggregateBuilder(ops.counting()).build(lambda byTag: byTag[Tag.tag0()]).writeTo(
+        Sinks.list(f"keyedAlone{parallelism}")
+    )
+    jet.newJob(p).join()
+
+    byKey = {k: [kv for kv in pairs if kv[0] == k] for k in range(3)}
+    expected = {
+        "toCollection": {k: sorted(kvs) for k, kvs in byKey.items()},
+        "groupingBy": {k: dict(collections.Counter(v % 2 for _, v in kvs)) for k, kvs in byKey.items()},
+        "concatenating": {k: sorted(str(v) for _, v in kvs) for k, kvs in byKey.items()},
+        "flatMapping": {k: sum(sum(range(v)) for _, v in kvs) for k, kvs in byKey.items()},
+        "withAccumulateFn": {k: sum(v for _, v in kvs) for k, kvs in byKey.items()},
+    }
+    for name, results in expected.items():
+        assert dict(jet.getList(f"{name}{parallelism}")) == results, name
+    assert all(type(m) is collections.OrderedDict for _, m in jet.getList(f"groupingBy{parallelism}"))
+    assert all(picked in byKey[k] for k, picked in jet.getList(f"pickAny{parallelism}"))
+    assert list(jet.getList(f"two{parallelism}")) == [f"{sum(NUMBERS)}/{sum(map(len, WORDS))}"]
+    assert list(jet.getList(f"alone{parallelism}")) == [ItemsByTag.itemsByTag(Tag.tag0(), len(pairs))]
+    assert dict(jet.getList(f"keyedAlone{parallelism}")) == {k: len(kvs) for k, kvs in byKey.items()}
