@@ -2,6 +2,7 @@
 
 from sparkjet.coredag.api.service_factory import ServiceFactories, ServiceFactory
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
+from sparkjet.coredag.model.simple_event import SimpleEvent
 from sparkjet.coredag.model.tags import ItemsByTag, Tag
 from sparkjet.coredag.model.window_result import KeyedWindowResult, WindowResult
 from sparkjet.pipeline.aggregate_operations import AggregateOperations
@@ -12,6 +13,8 @@ from sparkjet.pipeline.pipeline import Pipeline
 from sparkjet.pipeline.sinks import Sinks
 from sparkjet.pipeline.sources import Sources
 from sparkjet.pipeline.stage import BatchStage, BatchStageWithKey, HashJoinBuilder, SinkStage
+from sparkjet.pipeline.stream_source_stage import StreamSourceStage
+from sparkjet.pipeline.stream_sources import StreamSource, TestSources
 from sparkjet.pipeline.stream_stage import StreamStage
 from sparkjet.pipeline.transforms import JoinClause
 from sparkjet.pipeline.window_definition import WindowDefinition
@@ -34,7 +37,11 @@ __all__ = [
     "SinkStage",
     "Sinks",
     "Sources",
+    "SimpleEvent",
+    "StreamSource",
+    "StreamSourceStage",
     "StreamStage",
+    "TestSources",
     "Tag",
     "WindowDefinition",
     "WindowResult",

@@ -7,10 +7,12 @@ from sparkjet.pipeline.naming import makeNamesUnique
 from sparkjet.pipeline.pipeline_graph import PipelineGraph
 from sparkjet.pipeline.sinks import Sink
 from sparkjet.pipeline.sources import BatchSource
-from sparkjet.pipeline.transforms import SinkTransform, SourceTransform, Transform
+from sparkjet.pipeline.stream_sources import StreamSource
+from sparkjet.pipeline.transforms import SinkTransform, SourceTransform, StreamSourceTransform, Transform
 
 if TYPE_CHECKING:
     from sparkjet.pipeline.stage import BatchStage, SinkStage
+    from sparkjet.pipeline.stream_source_stage import StreamSourceStage
 
 
 class Pipeline:
@@ -26,10 +28,14 @@ class Pipeline:
         """Return a new, empty pipeline."""
         return cls()
 
-    def readFrom(self, source: BatchSource) -> "BatchStage":
-        """Add a stage reading ``source`` and return it."""
+    def readFrom(self, source: BatchSource | StreamSource) -> "BatchStage | StreamSourceStage":
+        """Add a stage reading ``source`` and return it: a batch stage, or for a stream source a
+        stage that must choose its timestamps."""
         from sparkjet.pipeline.stage import BatchStage
+        from sparkjet.pipeline.stream_source_stage import StreamSourceStage
 
+        if isinstance(source, StreamSource):
+            return StreamSourceStage(self, self.attach(StreamSourceTransform(source.name, source=source), ()))
         return BatchStage(self, self.attach(SourceTransform(source.name, source=source), ()))
 
     def writeTo(self, sink: Sink, *stages: "BatchStage") -> "SinkStage":

@@ -9,6 +9,7 @@ from sparkjet.coredag.errors import SourceLocation
 from sparkjet.coredag.processors.sources import charsetProblem
 from sparkjet.pipeline.errors import PipelineError
 from sparkjet.pipeline.functions import checkPicklable
+from sparkjet.pipeline.stream_sources import FileWatcherSource, SocketSource, fileWatcher, socket
 
 
 @attrs.frozen
@@ -47,7 +48,21 @@ class ItemsSource(BatchSource):
 
 
 class Sources:
-    """Factories of batch sources."""
+    """Factories of sources: batch sources, and the stream sources ``fileWatcher`` and ``socket``."""
+
+    @staticmethod
+    def fileWatcher(directory: str, glob: str = "*") -> FileWatcherSource:
+        """Stream the lines of the files that appear in ``directory`` with names matching ``glob``.
+
+        Spark's file stream source reads them: each file whole, once, those already there when
+        the job starts included, and appends to a file already read are not seen (Jet's watcher
+        reads only what is added after the start, appends too). Move files in atomically."""
+        return fileWatcher(directory, glob)
+
+    @staticmethod
+    def socket(host: str, port: int) -> SocketSource:
+        """Stream the lines a server at ``host:port`` sends (UTF-8); no replay after a restart."""
+        return socket(host, port)
 
     @staticmethod
     def files(directory: str, glob: str = "*", charset: str = "utf-8") -> FilesSource:

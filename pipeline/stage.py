@@ -44,7 +44,6 @@ from sparkjet.pipeline.transforms import (
     ServiceTransform,
     SinkTransform,
     SortTransform,
-    TimestampTransform,
     Transform,
 )
 
@@ -209,13 +208,9 @@ class BatchStage(Stage):
     def addTimestamps(self, timestampFn: Callable, allowedLag: int) -> "StreamStage":
         """Give each item the event time ``timestampFn(item)``, watermarks lagging ``allowedLag``
         behind the top timestamp; return the stream stage that can ``window`` its items."""
-        from sparkjet.pipeline.stream_stage import StreamStage
+        from sparkjet.pipeline.stream_stage import timestamped
 
-        if not isinstance(allowedLag, int) or allowedLag < 0:
-            raise PipelineError(f"{self.describe()}: addTimestamps needs an allowedLag of at least 0, got {allowedLag!r}")
-        transform = TimestampTransform("add-timestamps", timestampFn, allowedLag)
-        checkFunction(timestampFn, transform.name, "timestampFn")
-        return StreamStage(self.pipeline, self.attachDownstream(transform))
+        return timestamped(self, timestampFn, allowedLag)
 
     def mapStateful(self, createFn: Callable, mapFn: Callable) -> "BatchStage":
         """Map each item with ``mapFn(state, item)``, one state made by ``createFn()`` for all

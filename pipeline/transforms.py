@@ -1,5 +1,6 @@
 """The nodes of a pipeline graph: one frozen value per kind of stage."""
 
+import enum
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -60,6 +61,32 @@ class SourceTransform(Transform):
     """Reads items from a source."""
 
     source: BatchSource
+
+
+class TimestampKind(enum.Enum):
+    """Where a stream source's items get their event time."""
+
+    FUNCTION = "withTimestamps"
+    NATIVE = "withNativeTimestamps"
+    INGESTION = "withIngestionTimestamps"
+    NONE = "withoutTimestamps"
+
+
+@attrs.frozen
+class EventTime:
+    """A stream source stage's choice of event time: ``kind``, with ``timestampFn`` and
+    ``allowedLag`` where it has them."""
+
+    kind: TimestampKind
+    timestampFn: Callable | None = None
+    allowedLag: int = 0
+
+
+@attrs.frozen
+class StreamSourceTransform(SourceTransform):
+    """Reads a stream source; ``eventTime`` is what its stage chose (None: nothing yet)."""
+
+    eventTime: EventTime | None = None
 
 
 @attrs.frozen

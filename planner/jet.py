@@ -3,6 +3,7 @@
 import concurrent.futures
 import contextlib
 import contextvars
+import enum
 import itertools
 import os
 import threading
@@ -52,6 +53,15 @@ def watchingJobs(runs: bool) -> "Iterator[list[Job]]":
         _jobWatch.reset(token)
 
 
+class JobStatus(enum.Enum):
+    """Where a job is in its life, as Jet's ``JobStatus`` names it (a cancelled job has FAILED)."""
+
+    NOT_RUNNING = "NOT_RUNNING"
+    RUNNING = "RUNNING"
+    FAILED = "FAILED"
+    COMPLETED = "COMPLETED"
+
+
 class OnlyPlanned(JobError):
     """A script run by ``sparkjet plan`` asked a job for what only running it gives."""
 
@@ -78,6 +88,15 @@ class Job:
     def sparkJobGroup(self) -> str | None:
         """Return the Spark job group of the job's Spark jobs (None if it was only planned)."""
         return None if self._control is None else self._control.group
+
+    def getStatus(self) -> JobStatus:
+        """Return the job's status now: RUNNING until it completes (a stream job: until it is
+        cancelled or its finite stream ends), then COMPLETED or FAILED; NOT_RUNNING if only planned."""
+        if not self._future.done():
+            return JobStatus.RUNNING
+        if self._future.cancelled() or self._future.exception() is not None:
+            return JobStatus.FAILED
+        return JobStatus.NOT_RUNNING if self._control is None else JobStatus.COMPLETED
 
     def join(self) -> None:
         """Wait until the job completes; raise the error that failed it (CancelledError if
@@ -192,7 +211,10 @@ class Jet:
         """Check the inputs and outputs of ``planned``, fix its physical plan on the session and
         start running it in a thread."""
         from sparkjet.coredag.runtime.execution import JobControl, physicalPlanOn
+        from sparkjet.planner.stream_job import checkStreamSinks, streamSources
 
+        if streamSources(planned.dag):
+            checkStreamSinks(planned.dag)
         dag = preflightDag(planned.dag)
         interruptCancelsJobs.install()
         spark = self.spark()
@@ -210,18 +232,27 @@ class Jet:
             raise
 
     def _run(self, spark, dag: DAG, physical: "PhysicalPlan", jobName: str, control: "JobControl") -> JobMetrics:
-        """Run ``dag`` on ``spark`` as ``physical`` says; keep the lists and DataFrames its sinks made."""
+        """Run ``dag`` on ``spark`` as ``physical`` says (a stream job: a micro-batch at a time);
+        keep the lists and DataFrames its sinks made."""
         from sparkjet.coredag.runtime.execution import executeDag
+        from sparkjet.planner.stream_job import StreamRun, streamSources
 
         try:
+            if streamSources(dag):
+                return StreamRun(spark, dag, physical, jobName, control, self._publishLists).run()
             outcome = executeDag(spark, dag, jobName, control, physical)
+            self._publishLists(outcome.lists)
             with self._lock:
-                for listName, items in outcome.lists.items():
-                    self._lists.setdefault(listName, []).extend(items)
                 self._dataFrames.update(outcome.dataFrames)
             return outcome.metrics
         finally:
             self._unregister(jobName, control)
+
+    def _publishLists(self, lists: dict[str, list]) -> None:
+        """Append the items a job's list sinks collected to the lists of ``getList``."""
+        with self._lock:
+            for listName, items in lists.items():
+                self._lists.setdefault(listName, []).extend(items)
 
     def _register(self, jobName: str, control: "JobControl") -> None:
         """Note ``jobName`` as running, and cancelled by Ctrl-C; refuse it if a running job of

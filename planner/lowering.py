@@ -25,7 +25,12 @@ from sparkjet.coredag.errors import DagError, StageName
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.dot import PREPARE_SUFFIX
 from sparkjet.coredag.model.edge import Edge
-from sparkjet.coredag.model.event_time_policy import EventTimePolicy, limitingLag
+from sparkjet.coredag.model.event_time_policy import (
+    EventTimePolicy,
+    ingestionTimestamp,
+    limitingLag,
+    limitingRealTimeLag,
+)
 from sparkjet.coredag.model.jet_event import AccumulatePayload, OnPayload, eventTimestamp, jetEvent
 from sparkjet.coredag.model.vertex import LOCAL_PARALLELISM_USE_DEFAULT, Vertex
 from sparkjet.coredag.model.window_result import KeyedWindowResult, windowResult
@@ -63,14 +68,23 @@ from sparkjet.coredag.processors.sliding_window import (
 from sparkjet.coredag.processors.sorting import SortP
 from sparkjet.coredag.processors.sources import DataFrameSourceP, ItemsP, ReadFilesP, ReadJsonP
 from sparkjet.coredag.processors.stateless import StatelessChainP, StatelessStep, StepKind
+from sparkjet.coredag.processors.stream_sources import FileWatcherP, FiniteStreamP, ItemStreamP, SocketP, StreamSourceP
 from sparkjet.pipeline.pipeline_graph import PipelineGraph
 from sparkjet.pipeline.sinks import DataFrameSink, FilesSink, JsonSink, ListSink, LoggerSink, NoopSink, Sink
 from sparkjet.pipeline.sources import BatchSource, DataFrameSource, FilesSource, ItemsSource, JsonSource
+from sparkjet.pipeline.stream_sources import (
+    FileWatcherSource,
+    FiniteStreamSource,
+    ItemStreamSource,
+    SocketSource,
+    StreamSource,
+)
 from sparkjet.pipeline.transforms import (
     AggregateTransform,
     AsyncServiceTransform,
     CustomTransform,
     DistinctTransform,
+    EventTime,
     GroupTransform,
     HashJoinTransform,
     MapStatefulTransform,
@@ -82,6 +96,8 @@ from sparkjet.pipeline.transforms import (
     SortTransform,
     SourceTransform,
     StatelessTransform,
+    StreamSourceTransform,
+    TimestampKind,
     TimestampTransform,
     Transform,
     WindowAggregateTransform,
@@ -259,6 +275,64 @@ sourceSupplier.register(FilesSource, lambda source: ReadFilesP(source.directory,
 sourceSupplier.register(JsonSource, lambda source: ReadJsonP(source.directory, source.glob, source.charset))
 sourceSupplier.register(DataFrameSource, lambda source: DataFrameSourceP(source.dataFrame))
 sourceSupplier.register(ItemsSource, lambda source: ItemsP(source.items))
+
+
+@lowerStage.register
+def lowerStreamSource(transform: StreamSourceTransform, builder: DagBuilder, index: int) -> None:
+    """A stream source is one vertex reading Spark's stream; with event time, Jet's
+    ``<source>-add-timestamps`` inserts watermarks behind an isolated edge, at its parallelism
+    (Spark's reader cannot emit watermarks itself, so a source with native timestamps has it too).
+
+    Its parallelism is 1 unless the stage sets it, as for Jet's non-distributed sources: Spark
+    deals a micro-batch's rows to the processors anew each time, so a processor is no stable
+    source partition, and one that got no rows would hold every watermark back."""
+    eventTime = transform.eventTime
+    native = eventTime is not None and eventTime.kind is TimestampKind.NATIVE
+    supplier = streamSourceSupplier(transform.source, transform.name, native)
+    parallelism = transform.localParallelism if transform.localParallelism > 0 else 1
+    source = builder.addVertex(transform.name, supplier, parallelism)
+    if eventTime is None or eventTime.kind is TimestampKind.NONE:
+        builder.setExit(index, source)
+        return
+    policy = _sourceEventTimePolicy(eventTime, transform.source.partitionIdleTimeout)
+    stamping = builder.addVertex(f"{transform.name}-add-timestamps", InsertWatermarksP(policy), parallelism)
+    builder.addEdge(Edge.between(source, stamping).isolated())
+    builder.setExit(index, stamping)
+
+
+def _sourceEventTimePolicy(eventTime: EventTime, idleTimeout: int) -> EventTimePolicy:
+    """Return Jet's policy for a stream source stage's choice of event time."""
+    if eventTime.kind is TimestampKind.NATIVE:
+        return EventTimePolicy(eventTimestamp, limitingLag(eventTime.allowedLag), 1, 0, idleTimeout)
+    if eventTime.kind is TimestampKind.INGESTION:
+        return EventTimePolicy(ingestionTimestamp, limitingRealTimeLag(0), 1, 0, idleTimeout, wrapFn=jetEvent)
+    return EventTimePolicy(eventTime.timestampFn, limitingLag(eventTime.allowedLag), 1, 0, idleTimeout, wrapFn=jetEvent)
+
+
+@functools.singledispatch
+def streamSourceSupplier(source: StreamSource, sourceId: str, nativeTimestamps: bool) -> StreamSourceP:
+    """Return the processors reading stream ``source``; one registered function per kind."""
+    raise PlanningError(f"Unknown stream source: '{type(source).__qualname__}' ({source.name}) has no processors")
+
+
+@streamSourceSupplier.register
+def _fileWatcher(source: FileWatcherSource, sourceId: str, nativeTimestamps: bool) -> StreamSourceP:
+    return FileWatcherP(source.directory, source.glob, sourceId=sourceId)
+
+
+@streamSourceSupplier.register
+def _socket(source: SocketSource, sourceId: str, nativeTimestamps: bool) -> StreamSourceP:
+    return SocketP(source.host, source.port, sourceId=sourceId)
+
+
+@streamSourceSupplier.register
+def _itemStream(source: ItemStreamSource, sourceId: str, nativeTimestamps: bool) -> StreamSourceP:
+    return ItemStreamP(source.itemsPerSecond, source.generatorFn, sourceId=sourceId, nativeTimestamps=nativeTimestamps)
+
+
+@streamSourceSupplier.register
+def _finiteStream(source: FiniteStreamSource, sourceId: str, nativeTimestamps: bool) -> StreamSourceP:
+    return FiniteStreamP(source.events, source.itemsPerBatch, sourceId=sourceId, nativeTimestamps=nativeTimestamps)
 
 
 def statelessSteps(transform: StatelessTransform) -> tuple[StatelessStep, ...]:

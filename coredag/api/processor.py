@@ -88,6 +88,7 @@ class Outbox:
         self._refused = _NOTHING
         self._refusedOrdinals: tuple[int, ...] = ()
         self._acceptedBy: set[int] = set()
+        self._snapshot: list[tuple] = []
 
     def bucketCount(self) -> int:
         """Return the number of buckets, one per outbound edge."""
@@ -110,6 +111,16 @@ class Outbox:
             self._acceptedBy.add(target)
         self._refused, self._acceptedBy = _NOTHING, set()
         return True
+
+    def offerToSnapshot(self, key, value) -> bool:
+        """Add the entry ``(key, value)`` to the snapshot bucket, which never refuses."""
+        self._snapshot.append((key, value))
+        return True
+
+    def drainSnapshotBucket(self) -> list[tuple]:
+        """Remove and return the snapshot entries offered so far: the engine's side."""
+        entries, self._snapshot = self._snapshot, []
+        return entries
 
     def hasUnfinishedItem(self) -> bool:
         """Return whether an item was refused and must be offered again."""
@@ -204,6 +215,29 @@ class Processor:
         """React to the end of inbound edge ``ordinal``; return False to be called again."""
         return True
 
+    def saveToSnapshot(self) -> bool:
+        """Offer the processor's state to the outbox's snapshot bucket as ``(key, value)``
+        entries (``BroadcastKey`` ones reach every processor on restore); False to be called again."""
+        return True
+
+    def restoreFromSnapshot(self, inbox: Inbox) -> None:
+        """Take back state from the ``(key, value)`` entries in ``inbox``, removing each."""
+        raise ProcessorContractError(
+            f"Processor {type(self).__name__} does not override the restoreFromSnapshot() method"
+        )
+
+    def finishSnapshotRestore(self) -> bool:
+        """Finish restoring once every entry was given; False to be called again."""
+        return True
+
+    def snapshotCommitPrepare(self) -> bool:
+        """Prepare the output to commit once the snapshot is taken (phase one); False to be called again."""
+        return True
+
+    def snapshotCommitFinish(self, success: bool) -> bool:
+        """Commit (``success``) or roll back what ``snapshotCommitPrepare`` prepared; False to be called again."""
+        return True
+
     def complete(self) -> bool:
         """Finish after all input is consumed; return False to be called again."""
         return True
@@ -287,6 +321,23 @@ class AbstractProcessor(Processor):
         outbox refuses it."""
         return self.tryEmit(watermark)
 
+    def restoreFromSnapshot(self, inbox: Inbox, value=_NOTHING) -> None:
+        """Give each ``(key, value)`` entry of ``inbox`` to ``restoreFromSnapshot(key, value)``.
+
+        Jet's two methods share this name: override it with ``(key, value)`` parameters to
+        restore one entry at a time, or with an inbox to take them all."""
+        if value is not _NOTHING:
+            raise ProcessorContractError(f"Missing implementation of restoreFromSnapshot(key, value) in {type(self)}")
+        _restoreEntries(self, inbox)
+
+    def tryEmitToSnapshot(self, key, value) -> bool:
+        """Offer the entry ``(key, value)`` to the outbox's snapshot bucket."""
+        return self.outbox.offerToSnapshot(key, value)
+
+    def emitFromTraverserToSnapshot(self, traverser: Iterator[tuple]) -> bool:
+        """Offer every ``(key, value)`` entry of an iterator to the snapshot bucket; True when exhausted."""
+        return all(self.tryEmitToSnapshot(key, value) for key, value in traverser)
+
     def tryEmit(self, item, ordinal: int | Sequence[int] = ALL_ORDINALS) -> bool:
         """Offer ``item`` to the outbox bucket of ``ordinal`` (a sequence: of each of those
         ordinals, as Jet's ``tryEmit(int[] ordinals, item)``; -1: all buckets)."""
@@ -330,6 +381,21 @@ def _canCall(function: Callable, *arguments) -> bool:
     except TypeError:
         return False
     return True
+
+
+def restoreSnapshot(processor: Processor, inbox: Inbox) -> None:
+    """Give ``processor`` its snapshot entries: to ``restoreFromSnapshot(key, value)`` one by
+    one where it overrides that form, else the inbox to ``restoreFromSnapshot(inbox)``."""
+    if _canCall(type(processor).restoreFromSnapshot, None, inbox):
+        processor.restoreFromSnapshot(inbox)
+    else:
+        _restoreEntries(processor, inbox)
+
+
+def _restoreEntries(processor: Processor, inbox: Inbox) -> None:
+    while not inbox.isEmpty():
+        key, value = inbox.poll()
+        processor.restoreFromSnapshot(key, value)
 
 
 def callIdleHook(processor: Processor) -> bool:

@@ -44,6 +44,10 @@ class StandardProcessorSupplier(abc.ABC):
     ``sparkInput(spark)`` (a DataFrame) and the workers turn its rows into items with the
     processors of ``sparkRowsSupplier()``, so what the driver holds never goes to a task."""
 
+    readsStream = False
+    """True for a stream source: Spark reads it as a stream, and each micro-batch's rows come
+    from ``microBatchRows(rows)`` instead of ``sparkInput``."""
+
     @abc.abstractmethod
     def __call__(self) -> Processor:
         """Return a new processor."""

@@ -60,6 +60,11 @@ def wallClockMillis() -> int:
     return time.time_ns() // 1_000_000
 
 
+def ingestionTimestamp(item: object) -> int:
+    """Return the time ``item`` is read at: ``withIngestionTimestamps``' timestamp function."""
+    return wallClockMillis()
+
+
 @attrs.frozen
 class LimitingLag:
     """Makes policies whose watermark is the highest timestamp seen minus ``lag``."""

@@ -16,24 +16,31 @@ from pyspark.sql import DataFrame, SparkSession
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import CountsAccumulatorParam, JobMetrics
 from sparkjet.coredag.runtime.job_control import JobControl, StageInfo, runningStages
+from sparkjet.coredag.runtime.micro_batch import MicroBatch
 from sparkjet.coredag.runtime.physical_plan import SMALL_JOB_BYTES, PhysicalPlan, measureInputBytes, physicalPlan
+from sparkjet.coredag.runtime.processor_state import ProcessorState, StatesAccumulatorParam
 from sparkjet.coredag.runtime.rdd_building import RddBuilder
 from sparkjet.coredag.runtime.terminal_outputs import abortOutputs, outputDirectories, runTerminalVertices
 
 __all__ = [
-    "SMALL_JOB_BYTES", "JobControl", "JobOutcome", "StageInfo", "executeDag", "physicalPlanOn", "runningStages",
+    "SMALL_JOB_BYTES", "JobControl", "JobOutcome", "MicroBatch", "ProcessorState", "StageInfo", "executeDag",
+    "physicalPlanOn", "runningStages",
 ]
 
 
 @attrs.frozen
 class JobOutcome:
-    """What a finished job hands back to its driver: the items of its list sinks, the
-    DataFrames of its DataFrame sinks, the figures of what it did and the physical plan it ran."""
+    """What a finished job (or micro-batch) hands back to its driver: the items of its list
+    sinks, the DataFrames of its DataFrame sinks, the figures of what it did, the physical plan
+    it ran and, after a stream's micro-batch, the state of each vertex's processors by index."""
 
     lists: dict[str, list]
     dataFrames: dict[str, DataFrame]
     metrics: JobMetrics
     physicalPlan: PhysicalPlan
+    states: dict[str, dict[int, ProcessorState]] = attrs.field(factory=dict)
+    counts: Counter = attrs.field(factory=Counter)
+    """The raw figures the metrics summarize (a stream job adds up its micro-batches')."""
 
 
 def physicalPlanOn(spark: SparkSession, dag: DAG) -> PhysicalPlan:
@@ -48,19 +55,22 @@ def executeDag(
     jobName: str,
     control: JobControl | None = None,
     plan: PhysicalPlan | None = None,
+    microBatch: MicroBatch | None = None,
 ) -> JobOutcome:
     """Run a validated, preflighted ``dag`` as its physical ``plan`` says (by default, the one
     ``physicalPlanOn`` makes); return its list sinks' items, its DataFrames, its figures and the plan.
 
     ``control`` cancels the run when asked; a task failed by the job's own error (a user
     function's, say) fails the run at once, without its retries. A failure or a cancellation
-    leaves no output: part files already written by this job are removed.
+    leaves no output: part files already written by this job are removed. A stream job runs
+    it once per ``microBatch``.
     """
     control = control or JobControl(jobName)
     sc = spark.sparkContext
     plan = plan or physicalPlanOn(spark, dag)
     counts = sc.accumulator(Counter(), CountsAccumulatorParam())
-    builder = RddBuilder(spark, dag, plan, jobName, counts)
+    states = sc.accumulator({}, StatesAccumulatorParam()) if microBatch is not None else None
+    builder = RddBuilder(spark, dag, plan, jobName, counts, states, microBatch)
     outputs = outputDirectories(sc, dag)
     started = time.perf_counter()
     if control.cancelled:
@@ -79,4 +89,12 @@ def executeDag(
         builder.unpersist()
     seconds = time.perf_counter() - started
     metrics = JobMetrics.of(jobName, seconds, dag, counts.value, plan.shuffledEdges())
-    return JobOutcome(lists, dataFrames, metrics, plan)
+    byVertex = _byVertex(states.value) if states is not None else {}
+    return JobOutcome(lists, dataFrames, metrics, plan, byVertex, counts.value)
+
+
+def _byVertex(states: dict[tuple[str, int], ProcessorState]) -> dict[str, dict[int, ProcessorState]]:
+    byVertex: dict[str, dict[int, ProcessorState]] = {}
+    for (vertexName, index), state in states.items():
+        byVertex.setdefault(vertexName, {})[index] = state
+    return byVertex

@@ -18,6 +18,7 @@ from sparkjet.coredag.model.exchange import Exchange
 from sparkjet.coredag.model.routing import Route
 from sparkjet.coredag.processors.sinks import CollectToList, SinkSupplier
 from sparkjet.coredag.runtime.crossing import Crossing
+from sparkjet.coredag.runtime.micro_batch import MicroBatch
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
 from sparkjet.coredag.runtime.shuffling import routeItems, targetPartition
 from sparkjet.coredag.runtime.tasklet import TaskletSpec
@@ -30,14 +31,20 @@ pickles it recursively, and a chain of about 150 is too deep to pickle."""
 
 
 class RddBuilder:
-    """Builds, once per vertex, the RDD of the vertex's output partitions, as ``plan`` says."""
+    """Builds, once per vertex, the RDD of the vertex's output partitions, as ``plan`` says;
+    in a stream job's ``microBatch``, its processors' state goes into ``states``."""
 
-    def __init__(self, spark: SparkSession, dag: DAG, plan: PhysicalPlan, jobName: str, counts) -> None:
+    def __init__(
+        self, spark: SparkSession, dag: DAG, plan: PhysicalPlan, jobName: str, counts,
+        states=None, microBatch: MicroBatch | None = None,
+    ) -> None:
         self.spark, self.sc = spark, spark.sparkContext
         self.dag, self.plan = dag, plan
         self.jobName, self.counts = jobName, counts
+        self.states, self.microBatch = states, microBatch
         self._rdds: dict[str, RDD] = {}
         self._persisted: list[RDD] = []
+        self._broadcasts: list = []
         self._chainLengths: dict[str, int] = {}
         self._carriesWatermarks = any(getattr(v.processorSupplier, "emitsWatermarks", False) for v in dag.vertices())
 
@@ -48,9 +55,11 @@ class RddBuilder:
         return self._rdds[name]
 
     def unpersist(self) -> None:
-        """Drop the cached outputs of vertices with several outbound edges."""
+        """Drop the cached outputs of vertices with several outbound edges and the states sent."""
         for rdd in self._persisted:
             rdd.unpersist()
+        for broadcast in self._broadcasts:
+            broadcast.destroy()
 
     def verticesOfSparkStage(self, stageId: int) -> list:
         """Return the stage names of the vertices that Spark stage ``stageId`` runs: those whose
@@ -77,7 +86,9 @@ class RddBuilder:
         else:
             parent, packed = self._shuffledInputs(inbound), True
         rdd = parent.mapPartitionsWithIndex(
-            functools.partial(runVertex, spec, self._crossingOf(name), packed, bool(inbound), self.counts)
+            functools.partial(
+                runVertex, spec, self._crossingOf(name), packed, bool(inbound), self.counts, self.states
+            )
         )
         if len(self.dag.getOutboundEdges(name)) > 1:
             rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
@@ -103,12 +114,31 @@ class RddBuilder:
             loop=planned.loop,
             watermarks=self._carriesWatermarks,
             hasOutboundEdges=bool(self.dag.getOutboundEdges(name)),
+            dagVertexName=name,
+            savesState=self.microBatch is not None and not self.microBatch.final,
+            restoredStates=self._restoredStates(name),
         )
 
+    def _restoredStates(self, name: str):
+        """Return a broadcast of the states vertex ``name``'s processors saved in the previous
+        micro-batch (None where there are none)."""
+        restored = self.microBatch.restored.get(name) if self.microBatch is not None else None
+        if not restored:
+            return None
+        broadcast = self.sc.broadcast(dict(restored))
+        self._broadcasts.append(broadcast)
+        return broadcast
+
     def _sparkInput(self, supplier: StandardProcessorSupplier, count: int) -> RDD:
-        """Return the rows of a Spark source's input, in batches, in exactly ``count``
-        partitions: more are coalesced, fewer padded with empty ones (both narrow)."""
-        rows = supplier.sparkInput(self.spark).rdd
+        """Return the rows of a Spark source's input (a stream source's: of this micro-batch),
+        in batches, in exactly ``count`` partitions: more are coalesced, fewer padded with
+        empty ones (both narrow)."""
+        if not supplier.readsStream:
+            rows = supplier.sparkInput(self.spark).rdd
+        elif self.microBatch is None or self.microBatch.rows is None:
+            rows = self.sc.parallelize([], count)
+        else:
+            rows = supplier.microBatchRows(self.microBatch.rows).rdd
         partitions = rows.getNumPartitions()
         if partitions > count:
             rows = rows.coalesce(count)

@@ -5,7 +5,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 
-from sparkjet.coredag.api.processor import Inbox, Outbox, Processor, ProcessorContext, callIdleHook
+from sparkjet.coredag.api.processor import Inbox, Outbox, Processor, ProcessorContext, callIdleHook, restoreSnapshot
 from sparkjet.coredag.api.standard import batched
 from sparkjet.coredag.errors import ProcessorContractError, SparkjetError, UserFunctionError, shorten
 from sparkjet.coredag.model.edge import Ordering
@@ -42,6 +42,14 @@ class TaskletSpec:
     watermarks: bool = False
     """The job carries watermarks: markers arrive after the input and leave after the output."""
     hasOutboundEdges: bool = True
+    dagVertexName: str = ""
+    """The vertex's name in the DAG, which keys the state its processors save."""
+    savesState: bool = False
+    """A stream's micro-batch: once its input is consumed, each processor saves its state to
+    its snapshot (for the next micro-batch) instead of completing."""
+    restoredStates: object = None
+    """A stream's micro-batch after the first: a Spark broadcast of the ``ProcessorState`` each
+    processor index saved at the end of the previous one."""
 
     def context(self, index: int, metrics: TaskMetrics | None = None) -> ProcessorContext:
         """Return the context of processor ``index``, counting into ``metrics`` if given."""
@@ -68,7 +76,19 @@ def _first(pair: tuple) -> object:
     return pair[0]
 
 
-def runPartition(spec: TaskletSpec, index: int, items: Iterator, endOfInput: EndOfInput | None = None) -> Iterator:
+class Snapshot:
+    """The snapshot entries a processor restores before its input and, if it ``saves``, the
+    ones it saved once its input was consumed (``saved``)."""
+
+    def __init__(self, restored: tuple, saves: bool) -> None:
+        self.restored, self.saves = restored, saves
+        self.saved: tuple = ()
+
+
+def runPartition(
+    spec: TaskletSpec, index: int, items: Iterator, endOfInput: EndOfInput | None = None,
+    snapshot: Snapshot | None = None,
+) -> Iterator:
     """Run processor ``index`` of the vertex over the partition's items.
 
     With several inbound edges ``items`` are ``(ordinal, item)`` pairs, the priority groups
@@ -81,7 +101,7 @@ def runPartition(spec: TaskletSpec, index: int, items: Iterator, endOfInput: End
     if len(spec.inboundOrdinals) == 1:
         ordinal = spec.inboundOrdinals[0]
         items = ((ordinal, item) for item in items)
-    output = runCooperatively(spec, context, items, endOfInput)
+    output = runCooperatively(spec, context, items, endOfInput, snapshot)
     if spec.bucketCount > 1:
         return output
     return (item for _, item in output)
@@ -89,7 +109,7 @@ def runPartition(spec: TaskletSpec, index: int, items: Iterator, endOfInput: End
 
 def runPartitionBatches(
     spec: TaskletSpec, index: int, batches: Iterator[list], metrics: TaskMetrics | None = None,
-    endOfInput: EndOfInput | None = None,
+    endOfInput: EndOfInput | None = None, snapshot: Snapshot | None = None,
 ) -> Iterator[list]:
     """Run processor ``index`` over a partition given and returned as lists of items; the
     input of an ordered edge is sorted first (its runs come sorted: Timsort merges them).
@@ -102,7 +122,7 @@ def runPartitionBatches(
     if spec.usesFastPath():
         output = spec.processorSupplier.batchFunction(spec.context(index, metrics))(batches)
         return output if endOfInput is None else itertools.chain(output, _forwarded(endOfInput, spec.bucketCount))
-    return batched(runPartition(spec, index, itertools.chain.from_iterable(batches), endOfInput))
+    return batched(runPartition(spec, index, itertools.chain.from_iterable(batches), endOfInput, snapshot))
 
 
 def _forwarded(endOfInput: EndOfInput, bucketCount: int) -> Iterator[list]:
@@ -115,13 +135,15 @@ def _forwarded(endOfInput: EndOfInput, bucketCount: int) -> Iterator[list]:
 
 def runCooperatively(
     spec: TaskletSpec, context: ProcessorContext, taggedItems: Iterable[tuple[int, object]],
-    endOfInput: EndOfInput | None = None,
+    endOfInput: EndOfInput | None = None, snapshot: Snapshot | None = None,
 ) -> Iterator[tuple[int, object]]:
     """Drive one processor through ``(ordinal, item)`` input; yield ``(ordinal, item)`` it emits.
 
     Inputs of one priority group may interleave; a group's edges complete before the next
     group's first item is processed. Once the input is consumed, the processor gets the
-    watermark ``endOfInput`` gives (the idle message goes straight on, as in Jet).
+    watermark ``endOfInput`` gives (the idle message goes straight on, as in Jet). In a stream's
+    micro-batch it first restores the ``snapshot`` entries given and, where it ``saves``, ends by
+    doing its idle work and saving its state instead of completing.
     """
     processor = spec.processorSupplier()
     capacity = spec.outboxCapacity if processor.isCooperative() else None
@@ -132,6 +154,9 @@ def runCooperatively(
     pending: dict[int, list] = {ordinal: [] for ordinal in spec.inboundOrdinals}
     try:
         processor.init(outbox, context)
+        if snapshot is not None and snapshot.restored:
+            loop.guarded(lambda: restoreSnapshot(processor, Inbox(snapshot.restored)))
+            yield from loop.repeat(processor.finishSnapshotRestore)
         current = 0
         for ordinal, item in taggedItems:
             while groupOf[ordinal] > current:
@@ -144,6 +169,10 @@ def runCooperatively(
                 pending[ordinal] = []
         if endOfInput is not None:
             yield from loop.observeEndOfInput(pending, endOfInput)
+        if snapshot is not None and snapshot.saves:
+            yield from loop.saveState(pending)
+            snapshot.saved = tuple(outbox.drainSnapshotBucket())
+            return
         for group in groups[current:]:
             yield from loop.completeGroup(group, pending)
         yield from loop.repeat(processor.complete)
@@ -172,15 +201,29 @@ class _CooperativeLoop:
 
     def observeEndOfInput(self, pending: dict[int, list], endOfInput: EndOfInput) -> Iterator:
         """Process every pending batch, then give the processor the watermark the input reached."""
-        for ordinal, batch in pending.items():
-            if batch:
-                yield from self.process(ordinal, batch)
-                pending[ordinal] = []
+        yield from self.processPending(pending)
         watermark, idle = endOfInput()
         if watermark is not None:
             yield from self.repeat(lambda: self._processor.tryProcessWatermark(watermark))
         if idle:
             yield from ((ordinal, IDLE_MESSAGE) for ordinal in range(self._outbox.bucketCount()))
+
+    def processPending(self, pending: dict[int, list]) -> Iterator:
+        """Process every batch still pending in ``pending``."""
+        for ordinal, batch in pending.items():
+            if batch:
+                yield from self.process(ordinal, batch)
+                pending[ordinal] = []
+
+    def saveState(self, pending: dict[int, list]) -> Iterator:
+        """Process every pending batch, do the idle work, then save the processor's state."""
+        yield from self.processPending(pending)
+        yield from self.repeat(lambda: callIdleHook(self._processor))
+        yield from self.repeat(self._processor.saveToSnapshot)
+
+    def guarded(self, call: Callable) -> object:
+        """Return what ``call`` returns; a user function's error names the vertex."""
+        return self._guarded(call, lambda: None)
 
     def completeGroup(self, ordinals: tuple[int, ...], pending: dict[int, list]) -> Iterator:
         """Process what is left of the group's edges, then complete each edge."""

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 from sparkjet.coredag.model.metrics import TaskMetrics
 from sparkjet.coredag.runtime.crossing import Crossing, namedBatches
-from sparkjet.coredag.runtime.tasklet import TaskletSpec, runPartitionBatches
+from sparkjet.coredag.runtime.processor_state import ProcessorState
+from sparkjet.coredag.runtime.tasklet import Snapshot, TaskletSpec, runPartitionBatches
 from sparkjet.coredag.runtime.transport import TRANSPORTED, TransportedError
 from sparkjet.coredag.runtime.watermarks import InputMarkers, OutputWatermarks
 
@@ -21,24 +22,31 @@ def selectOrdinal(ordinal: int, batches: Iterator[list]) -> Iterator[list]:
 
 
 def runVertex(
-    spec: TaskletSpec, crossing: Crossing, packed: bool, countsInput: bool, counts, index: int, partition: Iterator
+    spec: TaskletSpec, crossing: Crossing, packed: bool, countsInput: bool, counts, states,
+    index: int, partition: Iterator,
 ) -> Iterator[list]:
     """Run processor ``index`` of the vertex over its partition; its output batches name the
-    stage that emitted them where an item cannot be pickled (see ``namedBatches``)."""
+    stage that emitted them where an item cannot be pickled (see ``namedBatches``). In a
+    stream's micro-batch the processor starts from the state it saved in the previous one and
+    adds the state it ends with to ``states``."""
     metrics = TaskMetrics()
+    restored = spec.restoredStates.value.get(index, ProcessorState()) if spec.restoredStates else ProcessorState()
+    snapshot = Snapshot(restored.entries, spec.savesState) if spec.savesState or restored.entries else None
     batches = (pickle.loads(packet) for _, packet in partition) if packed else partition
     batches = sliced(batches, spec.queueSize)
     inputMarkers = outputWatermarks = None
     if spec.watermarks:
-        inputMarkers = InputMarkers(len(spec.inboundOrdinals) > 1, (spec.inboundOrdinals or (0,))[0])
+        inputMarkers = InputMarkers(
+            len(spec.inboundOrdinals) > 1, (spec.inboundOrdinals or (0,))[0], restored.observedWatermark
+        )
         batches = inputMarkers.items(batches)
     if countsInput:
         batches = metrics.countedInput(spec.vertexName, batches)
     try:
         endOfInput = inputMarkers.coalesced if inputMarkers is not None and spec.inboundOrdinals else None
-        output = runPartitionBatches(spec, index, batches, metrics, endOfInput)
+        output = runPartitionBatches(spec, index, batches, metrics, endOfInput, snapshot)
         if spec.watermarks:
-            outputWatermarks = OutputWatermarks(spec.bucketCount)
+            outputWatermarks = OutputWatermarks(restored.emittedTo(spec.bucketCount))
             output = outputWatermarks.items(output)
         output = metrics.countedOutput(spec.vertexName, output)
         if outputWatermarks is not None and spec.hasOutboundEdges:
@@ -47,7 +55,20 @@ def runVertex(
     except TRANSPORTED as error:
         raise TransportedError(error) from None
     counts.add(metrics.total())
+    if spec.savesState:
+        states.add({(spec.dagVertexName, index): _endState(snapshot, inputMarkers, outputWatermarks)})
     _drained(partition)
+
+
+def _endState(
+    snapshot: Snapshot, inputMarkers: InputMarkers | None, outputWatermarks: OutputWatermarks | None
+) -> ProcessorState:
+    """Return what a processor hands to the next micro-batch: its snapshot and watermarks."""
+    return ProcessorState(
+        snapshot.saved,
+        outputWatermarks.emitted() if outputWatermarks is not None else (),
+        inputMarkers.observed if inputMarkers is not None else ProcessorState().observedWatermark,
+    )
 
 
 def _drained(partition: Iterator) -> None:

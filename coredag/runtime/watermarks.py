@@ -27,10 +27,15 @@ class WatermarkMarker:
 
 class OutputWatermarks:
     """Takes the watermarks out of a processor's output, keeping the last one of each outbound
-    bucket, and makes the markers that follow its last item."""
+    bucket (from ``emitted`` on, in a stream's later micro-batches), and makes the markers that
+    follow its last item."""
 
-    def __init__(self, bucketCount: int) -> None:
-        self._last = [LONG_MIN] * bucketCount
+    def __init__(self, emitted: list[int]) -> None:
+        self._last = list(emitted)
+
+    def emitted(self) -> tuple[int, ...]:
+        """Return the last watermark emitted to each bucket so far."""
+        return tuple(self._last)
 
     def items(self, batches: Iterable[list]) -> Iterator[list]:
         """Yield the output batches without their watermarks."""
@@ -63,11 +68,13 @@ def toEveryBucket(watermark: Watermark, bucketCount: int) -> list:
 
 
 class InputMarkers:
-    """Takes the markers out of a processor's input and coalesces them once it is consumed."""
+    """Takes the markers out of a processor's input and coalesces them once it is consumed;
+    a watermark not above ``observed`` (the last one the processor observed) is not given again."""
 
-    def __init__(self, tagged: bool, ordinal: int) -> None:
+    def __init__(self, tagged: bool, ordinal: int, observed: int = LONG_MIN) -> None:
         self._tagged, self._ordinal = tagged, ordinal
         self._markers: dict[tuple[int, int], int] = {}
+        self.observed = observed
 
     def items(self, batches: Iterable[list]) -> Iterator[list]:
         """Yield the input batches without their markers, recording those."""
@@ -96,6 +103,8 @@ class InputMarkers:
         for watermark in [*observed, coalescer.checkWmHistory()]:
             if watermark is not None and watermark.isIdle():
                 idle = True
-            elif watermark is not None:
+            elif watermark is not None and watermark.timestamp > self.observed:
                 reached = watermark
+        if reached is not None:
+            self.observed = reached.timestamp
         return reached, idle

@@ -39,6 +39,8 @@ from sparkjet.pipeline import (
     ServiceFactory,
     Sinks,
     Sources,
+    TestSources,
+    WindowDefinition,
     wholeItem,
 )
 from sparkjet.planner import Jet, Job, PlanningError, plan
@@ -75,8 +77,10 @@ __all__ = [
     "Sinks",
     "Sources",
     "SparkjetError",
+    "TestSources",
     "UserFunctionError",
     "Vertex",
+    "WindowDefinition",
     "plan",
     "wholeItem",
 ]

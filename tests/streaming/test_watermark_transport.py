@@ -45,12 +45,25 @@ def test_no_input_queues_observe_nothing():
 
 
 def test_the_output_keeps_the_last_watermark_of_each_bucket():
-    watermarks = OutputWatermarks(2)
+    watermarks = OutputWatermarks([LONG_MIN, LONG_MIN])
     batches = [[(0, "x"), (0, Watermark(3)), (1, Watermark(4))], [(0, Watermark(7)), (1, "y")]]
     assert [item for batch in watermarks.items(batches) for item in batch] == [(0, "x"), (1, "y")]
     assert list(watermarks.markers(5)) == [[(0, WatermarkMarker(5, 7)), (1, WatermarkMarker(5, 4))]]
-    single = OutputWatermarks(1)
+    single = OutputWatermarks([LONG_MIN])
     assert list(single.items([[Watermark(1)]])) == [] and list(single.markers(0)) == [[WatermarkMarker(0, 1)]]
+
+
+def test_a_later_micro_batch_starts_from_the_watermarks_emitted_before():
+    watermarks = OutputWatermarks([7, 4])
+    assert list(watermarks.items([[(1, Watermark(9))]])) == [] and watermarks.emitted() == (7, 9)
+
+
+def test_a_watermark_observed_in_an_earlier_micro_batch_is_not_observed_again():
+    markers = InputMarkers(False, 0, observed=40)
+    list(markers.items([[WatermarkMarker(0, 40), WatermarkMarker(1, 50)]]))
+    assert markers.coalesced() == (None, False)
+    list(markers.items([[WatermarkMarker(0, 45)]]))
+    assert markers.coalesced() == (Watermark(45), False) and markers.observed == 45
 
 
 def test_a_shuffle_sends_every_marker_to_every_target_whatever_the_routing():

@@ -98,7 +98,7 @@ def test_window_needs_a_window_definition():
     stream = Pipeline.create().readFrom(Sources.items(LINES)).addTimestamps(timestampOf, 0)
     with pytest.raises(PipelineError, match="window\\(\\) takes a WindowDefinition"):
         stream.window(10)
-    with pytest.raises(PipelineError, match="allowedLag of at least 0"):
+    with pytest.raises(PipelineError, match="the allowed lag must be 0 or more"):
         Pipeline.create().readFrom(Sources.items(LINES)).addTimestamps(timestampOf, -1)
 
 

@@ -1,0 +1,22 @@
+"""One micro-batch of a stream job: the rows its stream sources read, and the state its
+processors carry over from the previous micro-batch."""
+
+from collections.abc import Mapping
+
+import attrs
+from pyspark.sql import DataFrame
+
+from sparkjet.coredag.runtime.processor_state import ProcessorState
+
+
+@attrs.frozen
+class MicroBatch:
+    """Micro-batch ``batchId`` of a stream job: ``rows`` holds what every stream source read
+    (None once the stream ended), ``restored`` the state each vertex's processors saved at the
+    end of the previous one. The job's processors save their state at the end unless the stream
+    ended (``final``): then they complete, emitting what they still hold."""
+
+    batchId: int
+    rows: DataFrame | None
+    restored: Mapping[str, Mapping[int, ProcessorState]]
+    final: bool = False

@@ -1,0 +1,39 @@
+"""What a processor of a stream job hands from one micro-batch to the next: the entries it
+saved to its snapshot, and the runtime's watermarks on either side of it. No pyspark here."""
+
+from collections.abc import Mapping
+
+import attrs
+
+from sparkjet.coredag.model.watermark import LONG_MIN
+
+StateKey = tuple[str, int]
+"""A vertex's name in the DAG and the index of one of its processors."""
+
+
+@attrs.frozen
+class ProcessorState:
+    """The state of processor ``index`` of a vertex at the end of a micro-batch: its snapshot
+    entries, the last watermark it emitted to each outbound bucket and the last one it observed."""
+
+    entries: tuple = ()
+    emittedWatermarks: tuple[int, ...] = ()
+    observedWatermark: int = LONG_MIN
+
+    def emittedTo(self, bucketCount: int) -> list[int]:
+        """Return the last watermark emitted to each of ``bucketCount`` buckets (none yet: ``LONG_MIN``)."""
+        return list(self.emittedWatermarks) if self.emittedWatermarks else [LONG_MIN] * bucketCount
+
+
+class StatesAccumulatorParam:
+    """A Spark accumulator parameter gathering the states tasks end with, by vertex and index;
+    a task run twice (a retry, a recomputed stage) gives the same state, kept once."""
+
+    def zero(self, value: Mapping) -> dict[StateKey, ProcessorState]:
+        """Return no states."""
+        return {}
+
+    def addInPlace(self, total: dict, more: Mapping) -> dict[StateKey, ProcessorState]:
+        """Add the states of ``more`` into ``total`` and return it."""
+        total.update(more)
+        return total

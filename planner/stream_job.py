@@ -1,0 +1,119 @@
+"""A stream job: its Core DAG run once per micro-batch of a Spark Structured Streaming query,
+each processor starting from the state it saved at the end of the previous micro-batch."""
+
+import functools
+import re
+import shutil
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+
+from sparkjet.coredag.errors import DagError, JobError
+from sparkjet.coredag.model.dag import DAG
+from sparkjet.coredag.model.metrics import JobMetrics
+from sparkjet.coredag.processors.sinks import CreateDataFrame, SaveAsTextFiles, SinkSupplier
+from sparkjet.coredag.runtime.execution import JobControl, MicroBatch, executeDag
+from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
+
+TRIGGER_MILLIS = 1000
+"""How often a micro-batch starts while there is new input."""
+
+POLL_SECONDS = 0.25
+"""How often the job's thread looks whether the query ended or the job was cancelled."""
+
+
+def streamSources(dag: DAG) -> list:
+    """Return the vertices of ``dag`` that read a stream."""
+    return [vertex for vertex in dag if getattr(vertex.processorSupplier, "readsStream", False)]
+
+
+def checkStreamSinks(dag: DAG) -> None:
+    """Refuse the sinks a stream job cannot write: one directory or DataFrame made once per job."""
+    for vertex in dag:
+        supplier = vertex.processorSupplier
+        output = supplier.terminalOutput if isinstance(supplier, SinkSupplier) else None
+        if isinstance(output, SaveAsTextFiles | CreateDataFrame):
+            kind = "Sinks.files and Sinks.json write" if isinstance(output, SaveAsTextFiles) else "Sinks.dataframe makes"
+            raise DagError(
+                f"Sink '{vertex.name}' takes a stream, but {kind} one whole output per job: write a stream "
+                "to Sinks.list, Sinks.logger or Sinks.noop"
+            )
+
+
+class StreamRun:
+    """Runs a stream job's ``dag`` on a streaming query until its stream ends (a finite stream:
+    then a last run completes every processor) or the job is cancelled; ``publish`` gets the
+    list sinks' items of each micro-batch as soon as it is done."""
+
+    def __init__(
+        self, spark, dag: DAG, physical: PhysicalPlan, jobName: str, control: JobControl,
+        publish: Callable[[dict[str, list]], None],
+    ) -> None:
+        self._spark, self._dag, self._physical = spark, dag, physical
+        self._jobName, self._control, self._publish = jobName, control, publish
+        self._states: dict = {}
+        self._counts: Counter = Counter()
+        self._failure: BaseException | None = None
+        self._sources = [vertex.processorSupplier for vertex in streamSources(dag)]
+        self._finite = all(source.finite for source in self._sources)
+
+    def run(self) -> JobMetrics:
+        """Run the job to its end; return its figures over every micro-batch."""
+        started = time.perf_counter()
+        workDirectory = tempfile.mkdtemp(prefix=f"sparkjet-{re.sub(r'[^A-Za-z0-9_.-]', '_', self._jobName)}-")
+        try:
+            query = self._startQuery(workDirectory)
+            self._awaitEnd(query)
+            if self._finite:
+                self._runMicroBatch(None, -1, final=True)
+        finally:
+            shutil.rmtree(workDirectory, ignore_errors=True)
+        return JobMetrics.of(
+            self._jobName, time.perf_counter() - started, self._dag, self._counts, self._physical.shuffledEdges()
+        )
+
+    def _startQuery(self, workDirectory: str):
+        """Start the query reading every stream source, a micro-batch at a time."""
+        frames = [
+            source.streamingRows(self._spark, f"{workDirectory}/source-{number}")
+            for number, source in enumerate(self._sources)
+        ]
+        rows = functools.reduce(lambda left, right: left.unionByName(right), frames)
+        writer = rows.writeStream.foreachBatch(self._onMicroBatch).option(
+            "checkpointLocation", f"{workDirectory}/checkpoint"
+        ).queryName(self._jobName)
+        trigger = {"availableNow": True} if self._finite else {"processingTime": f"{TRIGGER_MILLIS} milliseconds"}
+        return writer.trigger(**trigger).start()
+
+    def _onMicroBatch(self, rows, batchId: int) -> None:
+        """Run the DAG over one micro-batch; a failure is kept, to fail the job with it, and ends the query."""
+        try:
+            self._runMicroBatch(rows, batchId)
+        except BaseException as error:
+            self._failure = self._failure or error
+            raise
+
+    def _runMicroBatch(self, rows, batchId: int, final: bool = False) -> None:
+        outcome = executeDag(
+            self._spark, self._dag, self._jobName, self._control, self._physical,
+            MicroBatch(batchId, rows, self._states, final),
+        )
+        self._states = outcome.states
+        self._counts.update(outcome.counts)
+        self._publish(outcome.lists)
+
+    def _awaitEnd(self, query) -> None:
+        """Wait until the query ends (or stop it once the job is cancelled); raise what failed it."""
+        try:
+            while query.isActive and not self._control.cancelled:
+                query.awaitTermination(POLL_SECONDS)
+        except Exception as error:
+            if self._failure is None:
+                raise JobError(f"Job '{self._jobName}': its streaming query failed: {error}") from error
+        finally:
+            query.stop()
+        if self._control.cancelled:
+            raise self._control.cancellation()
+        if self._failure is not None:
+            raise self._failure
