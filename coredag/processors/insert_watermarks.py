@@ -9,8 +9,10 @@ from typing import ClassVar
 import attrs
 
 from sparkjet.coredag.api.processor import AbstractProcessor
+from sparkjet.coredag.model.broadcast_key import broadcastKey
 from sparkjet.coredag.model.event_time_mapper import Clock, EventTimeMapper
 from sparkjet.coredag.model.event_time_policy import EventTimePolicy
+from sparkjet.coredag.model.watermark import LONG_MAX
 
 
 @attrs.frozen
@@ -35,6 +37,7 @@ class InsertWatermarksProcessor(AbstractProcessor):
         self._eventTimeMapper = eventTimeMapper
         self._eventTimeMapper.addPartitions(1)
         self._output: Iterator | None = None
+        self._minRestoredWm = LONG_MAX
 
     def tryProcess(self, ordinal: int | None = None, item=None) -> bool:
         """Emit what ``item`` (or, as the idle hook, the passing time) lets through."""
@@ -45,3 +48,19 @@ class InsertWatermarksProcessor(AbstractProcessor):
             self._output = None
             return True
         return False
+
+    def saveToSnapshot(self) -> bool:
+        """Save the watermark this processor's partition reached, under a key of its own, as Jet's does."""
+        return self.tryEmitToSnapshot(
+            broadcastKey(self.context.globalProcessorIndex), self._eventTimeMapper.getWatermark(0)
+        )
+
+    def restoreFromSnapshot(self, key: object, value: int) -> None:
+        """Take the lowest of the watermarks restored."""
+        self._minRestoredWm = min(self._minRestoredWm, value)
+
+    def finishSnapshotRestore(self) -> bool:
+        """Start from the restored watermark: none at or below it is emitted again."""
+        if self._minRestoredWm != LONG_MAX:
+            self._eventTimeMapper.restoreWatermark(0, self._minRestoredWm)
+        return True

@@ -10,9 +10,10 @@ from typing import ClassVar
 import attrs
 
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
+from sparkjet.coredag.model.broadcast_key import BroadcastKey, broadcastKey
 from sparkjet.coredag.model.watermark import LONG_MAX, LONG_MIN, Watermark
 from sparkjet.coredag.model.window_result import KeyedWindowResult
-from sparkjet.coredag.processors.window_processor import OutputFn, WindowProcessor, monotonicMillis
+from sparkjet.coredag.processors.window_processor import OutputFn, WindowProcessor, lowestRestored, monotonicMillis
 
 
 @attrs.frozen
@@ -53,6 +54,10 @@ class Windows:
         del self.starts[index], self.ends[index], self.accs[index]
 
 
+CURRENT_WATERMARK = "CURRENT_WATERMARK"
+"""The broadcast snapshot key of the watermark a session processor last saw (Jet's ``Keys.CURRENT_WATERMARK``)."""
+
+
 class SessionWindowProcessor(WindowProcessor):
     """One processor's sessions; see the module."""
 
@@ -62,6 +67,7 @@ class SessionWindowProcessor(WindowProcessor):
         self.keyToWindows: dict[object, Windows] = {}
         self.deadlineToKeys: dict[int, set] = {}
         self.currentWatermark = LONG_MIN
+        self._minRestoredCurrentWatermark = LONG_MAX
 
     def _accumulate(self, ordinal: int, item: object) -> None:
         timestamp = self._supplier.timestampFns[ordinal](item)
@@ -79,6 +85,29 @@ class SessionWindowProcessor(WindowProcessor):
             self.currentWatermark = watermark.timestamp
             self._output = self._closeBefore(watermark.timestamp, watermark)
         return self._emitOutput()
+
+    def saveToSnapshot(self) -> bool:
+        """Save each key's open sessions and the current watermark, as Jet's does."""
+        return self.emitFromTraverserToSnapshot(iter(self.keyToWindows.items())) and self.tryEmitToSnapshot(
+            broadcastKey(CURRENT_WATERMARK), self.currentWatermark
+        )
+
+    def restoreFromSnapshot(self, key: object, value: object) -> None:
+        """Take back one key's sessions, or the current watermark (the lowest of those restored)."""
+        if isinstance(key, BroadcastKey):
+            self._minRestoredCurrentWatermark = lowestRestored(
+                key, CURRENT_WATERMARK, value, self._minRestoredCurrentWatermark
+            )
+            return
+        self.keyToWindows[key] = value
+        for end in value.ends:
+            self.deadlineToKeys.setdefault(end, set()).add(key)
+
+    def finishSnapshotRestore(self) -> bool:
+        """Set the current watermark to the restored one."""
+        if self._minRestoredCurrentWatermark != LONG_MAX:
+            self.currentWatermark = self._minRestoredCurrentWatermark
+        return True
 
     def complete(self) -> bool:
         """Emit every session still open."""

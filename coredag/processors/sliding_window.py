@@ -8,6 +8,10 @@ counted. ``accumulateByFrameP`` is the first of two stages (each frame's partial
 emitted as ``KeyedWindowResult``), ``combineToSlidingWindowP`` the second; ``aggregateToSlidingWindowP``
 does both in one. The state (frames, the window being slid, the next window to emit, counters) is
 plain Python values.
+
+Snapshots are Jet's: the last stage saves each frame's accumulator per key and the next window to
+emit; the first stage saves nothing, emitting its frames downstream instead (so a stream's
+micro-batches flush the first stage's frames to the last, which keeps them).
 """
 
 from collections.abc import Callable, Iterator
@@ -15,11 +19,29 @@ from typing import ClassVar
 
 import attrs
 
+from sparkjet.coredag.errors import ProcessorContractError
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
+from sparkjet.coredag.model.broadcast_key import BroadcastKey, broadcastKey
 from sparkjet.coredag.model.sliding_window_policy import SlidingWindowPolicy
 from sparkjet.coredag.model.watermark import LONG_MAX, LONG_MIN, Watermark
 from sparkjet.coredag.model.window_result import KeyedWindowResult
-from sparkjet.coredag.processors.window_processor import OutputFn, WindowProcessor, monotonicMillis
+from sparkjet.coredag.processors.window_processor import OutputFn, WindowProcessor, lowestRestored, monotonicMillis
+
+NEXT_WIN_TO_EMIT = "NEXT_WIN_TO_EMIT"
+"""The broadcast snapshot key of the next window a last stage emits (Jet's ``Keys.NEXT_WIN_TO_EMIT``)."""
+
+
+@attrs.frozen
+class SnapshotKey:
+    """The snapshot key of one key's accumulator in the frame ending at ``timestamp``; the
+    entry belongs to the processor of ``key`` (Jet's ``SlidingWindowP.SnapshotKey``)."""
+
+    timestamp: int
+    key: object
+
+    def partitionKey(self) -> object:
+        """Return the key that decides which processor restores the entry."""
+        return self.key
 
 
 @attrs.frozen
@@ -36,6 +58,8 @@ class SlidingWindowP:
     eventTime: bool = True
     earlyResultsPeriod: int = 0
     clock: Callable[[], int] = monotonicMillis
+    isLastStage: bool = True
+    """False for the first of two stages, which flushes its frames instead of saving them."""
     windowsByEventTime: ClassVar[bool] = True
     """Drawn as a window vertex."""
 
@@ -68,6 +92,7 @@ class SlidingWindowProcessor(WindowProcessor):
         self.nextWinToEmit = LONG_MIN
         self.topTs = LONG_MIN
         self._emptyAcc = self._op.createFn()
+        self._minRestoredNextWinToEmit = LONG_MAX
 
     def _accumulate(self, ordinal: int, item: object) -> None:
         frameTs = self._supplier.frameOf(ordinal, item)
@@ -88,6 +113,39 @@ class SlidingWindowProcessor(WindowProcessor):
 
     def complete(self) -> bool:
         """Emit every window still open, as if the watermark had passed them all."""
+        return self._flush()
+
+    def saveToSnapshot(self) -> bool:
+        """A last stage saves its frames and the next window to emit; a first stage emits its frames."""
+        if not self._supplier.isLastStage:
+            return self._flush()
+        frames = (
+            (SnapshotKey(frameTs, key), acc) for frameTs, frame in self.tsToKeyToAcc.items() for key, acc in frame.items()
+        )
+        return self.emitFromTraverserToSnapshot(frames) and self.tryEmitToSnapshot(
+            broadcastKey(NEXT_WIN_TO_EMIT), self.nextWinToEmit
+        )
+
+    def restoreFromSnapshot(self, key: object, value: object) -> None:
+        """Take back one key's accumulator of a frame, or the next window to emit (the lowest of those restored)."""
+        if isinstance(key, BroadcastKey):
+            self._minRestoredNextWinToEmit = lowestRestored(key, NEXT_WIN_TO_EMIT, value, self._minRestoredNextWinToEmit)
+            return
+        frame = self.tsToKeyToAcc.setdefault(key.timestamp, {})
+        if key.key in frame:
+            raise ProcessorContractError(f"Duplicate key in snapshot: {key!r}")
+        frame[key.key] = value
+        self.topTs = max(self.topTs, key.timestamp)
+
+    def finishSnapshotRestore(self) -> bool:
+        """Set the next window to emit to the restored one, on a frame boundary."""
+        restored = self._minRestoredNextWinToEmit
+        if self._supplier.isLastStage and restored != LONG_MAX:
+            self.nextWinToEmit = self._policy.higherFrameTs(restored - 1) if restored > LONG_MIN else restored
+        return True
+
+    def _flush(self) -> bool:
+        """Emit every window still open and evict its frames."""
         if self._output is None:
             if not self.tsToKeyToAcc:
                 return True
@@ -212,7 +270,7 @@ def accumulateByFrameP(
     ``KeyedWindowResult(frameStart, frameEnd, key, acc)``."""
     return SlidingWindowP(
         tuple(keyFns), tuple(timestampFns), winPolicy.toTumblingByFrame(), aggrOp.withIdentityFinish(),
-        stageName, KeyedWindowResult, eventTime=True,
+        stageName, KeyedWindowResult, eventTime=True, isLastStage=False,
     )
 
 

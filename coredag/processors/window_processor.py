@@ -6,7 +6,8 @@ import time
 from collections.abc import Callable, Iterator
 
 from sparkjet.coredag.api.processor import AbstractProcessor, ProcessorContext
-from sparkjet.coredag.errors import UserFunctionError, shorten
+from sparkjet.coredag.errors import ProcessorContractError, UserFunctionError, shorten
+from sparkjet.coredag.model.broadcast_key import BroadcastKey
 
 OutputFn = Callable[[int, int, object, object, bool], object]
 """Makes an output item of ``(start, end, key, result, isEarly)``, as Jet's KeyedWindowResultFunction."""
@@ -15,6 +16,14 @@ OutputFn = Callable[[int, int, object, object, bool], object]
 def monotonicMillis() -> int:
     """Return a monotonic clock in milliseconds, for early results."""
     return time.monotonic_ns() // 1_000_000
+
+
+def lowestRestored(key: BroadcastKey, expectedKey: str, value: int, lowest: int) -> int:
+    """Return the lower of ``lowest`` and the ``value`` restored under broadcast ``key``, which
+    must be ``expectedKey`` (processors of another count may have saved several)."""
+    if key.key != expectedKey:
+        raise ProcessorContractError(f"Unexpected broadcast key: {key.key!r}")
+    return min(value, lowest)
 
 
 class WindowProcessor(AbstractProcessor):

@@ -1,0 +1,70 @@
+"""Windowed aggregation over a stream, a micro-batch at a time: the windows of a finite test
+stream equal a plain count per window whatever the parallelism and however many micro-batches
+the stream is cut into, because each processor carries its state (frames, sessions, watermarks)
+from one micro-batch to the next in its snapshot."""
+
+import random
+from collections import Counter
+
+import pytest
+
+from sparkjet import AggregateOperations, Pipeline, Sinks, TestSources, WindowDefinition, wholeItem
+from sparkjet.coredag.model.window_result import KeyedWindowResult
+
+pytestmark = pytest.mark.spark
+
+RANDOM = random.Random(7)
+LAG = 30
+EVENTS = []
+for _ in range(240):
+    # time moves forward, with disorder smaller than the allowed lag
+    time = len(EVENTS) * 2 + RANDOM.randrange(0, LAG)
+    EVENTS.append((time, RANDOM.choice(["ant", "bee", "cat", "dog"])))
+
+
+def tumblingCounts(size: int) -> Counter:
+    return Counter((time // size * size, time // size * size + size, word) for time, word in EVENTS)
+
+
+def slidingCounts(size: int, slide: int) -> Counter:
+    counts = Counter()
+    for time, word in EVENTS:
+        for end in range(time // slide * slide + slide, time + size + 1, slide):
+            counts[end - size, end, word] += 1
+    return counts
+
+
+def windowedCount(jet, name: str, window, itemsPerBatch: int, parallelism: int) -> Counter:
+    p = Pipeline.create()
+    (p.readFrom(TestSources.finiteStream(EVENTS, itemsPerBatch)).withNativeTimestamps(LAG)
+      .groupingKey(wholeItem()).window(window)
+      .aggregate(AggregateOperations.counting()).setLocalParallelism(parallelism)
+      .writeTo(Sinks.list(name)))
+    jet.newJob(p).join()
+    results = jet.getList(name)
+    assert all(isinstance(result, KeyedWindowResult) and not result.isEarly for result in results)
+    counted = Counter({(r.start, r.end, r.key): r.result for r in results})
+    assert sum(counted.values()) > 0 and len(counted) == len(results), "each window is emitted once"
+    return counted
+
+
+@pytest.mark.parametrize("itemsPerBatch, parallelism", [(len(EVENTS), 1), (40, 2), (25, 3)])
+def test_tumbling_windows_of_a_stream_equal_a_plain_count(jet, itemsPerBatch, parallelism):
+    name = f"tumbling-{itemsPerBatch}-{parallelism}"
+    assert windowedCount(jet, name, WindowDefinition.tumbling(50), itemsPerBatch, parallelism) == tumblingCounts(50)
+
+
+def test_sliding_windows_of_a_stream_equal_a_plain_count(jet):
+    counted = windowedCount(jet, "sliding", WindowDefinition.sliding(60, 20), 60, 2)
+    assert counted == slidingCounts(60, 20)
+
+
+def test_session_windows_of_a_stream_are_jets_documented_sessions(jet):
+    p = Pipeline.create()
+    events = [(time, "k") for time in (0, 1, 4, 8, 9, 10, 15)]
+    (p.readFrom(TestSources.finiteStream(events, itemsPerBatch=2)).withNativeTimestamps(0)
+      .groupingKey(wholeItem()).window(WindowDefinition.session(2))
+      .aggregate(AggregateOperations.counting()).writeTo(Sinks.list("sessions")))
+    jet.newJob(p).join()
+    sessions = sorted((r.start, r.end, r.result) for r in jet.getList("sessions"))
+    assert sessions == [(0, 3, 2), (4, 6, 1), (8, 12, 3), (15, 17, 1)]
