@@ -1,12 +1,6 @@
 """The Core DAG: vertices, edges, processors, and their execution on Spark."""
 
-from sparkjet.coredag.api.processor import (
-    AbstractProcessor,
-    Inbox,
-    Outbox,
-    Processor,
-    ProcessorContext,
-)
+from sparkjet.coredag.api.processor import AbstractProcessor, Inbox, Outbox, Processor, ProcessorContext
 from sparkjet.coredag.errors import (
     DagError,
     InputError,
@@ -24,6 +18,7 @@ from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.edge import Edge, RoutingPolicy
 from sparkjet.coredag.model.edge_config import EdgeConfig
+from sparkjet.coredag.model.jet_event import JetEvent
 from sparkjet.coredag.model.partitioner import DefaultPartitioner, Partitioner
 from sparkjet.coredag.model.vertex import Vertex
 
@@ -38,6 +33,7 @@ __all__ = [
     "Inbox",
     "InputError",
     "Interrupted",
+    "JetEvent",
     "JobError",
     "Outbox",
     "OutputError",

@@ -10,17 +10,22 @@ from collections.abc import Callable
 
 import attrs
 
+from sparkjet.coredag.api.service_factory import ServiceFactory
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.model.jet_event import FlatMappedEvent, MappedEvent, OnPayload, payloadOf
+from sparkjet.coredag.processors.keyed import AccumulatorHolder, RollingAccumulation, StatefulKind
 from sparkjet.pipeline.errors import PipelineError
 from sparkjet.pipeline.functions import checkAggregateOperation, checkFunction
 from sparkjet.pipeline.sinks import Sink
-from sparkjet.pipeline.stage import BatchStage, SinkStage, Stage, attachFedBy
+from sparkjet.pipeline.stage import BatchStage, BatchStageWithKey, HashJoinBuilder, SinkStage, Stage, attachFedBy
 from sparkjet.pipeline.transforms import (
     FilterTransform,
     FlatMapTransform,
+    JoinClause,
     MapTransform,
+    Rebalancing,
     SinkTransform,
+    StatefulStreamTransform,
     TimestampTransform,
     Transform,
     WindowAggregateTransform,
@@ -34,21 +39,22 @@ class StreamStage(Stage):
     groups them into windows."""
 
     timestamped: bool = True
+    rebalancing: Rebalancing | None = None
 
     def map(self, mapFn: Callable) -> "StreamStage":
         """Map each item with ``mapFn``, keeping its timestamp; a None result drops the item."""
         checkFunction(mapFn, "map", "mapFn")
-        return self._attach(MapTransform("map", MappedEvent(mapFn) if self.timestamped else mapFn))
+        return self._attach(MapTransform("map", self._onEvent(MappedEvent, mapFn, 0)))
 
     def filter(self, filterFn: Callable) -> "StreamStage":
         """Keep the items for which ``filterFn`` returns true."""
         checkFunction(filterFn, "filter", "filterFn")
-        return self._attach(FilterTransform("filter", OnPayload(filterFn) if self.timestamped else filterFn))
+        return self._attach(FilterTransform("filter", self._onEvent(OnPayload, filterFn, 0)))
 
     def flatMap(self, flatMapFn: Callable) -> "StreamStage":
         """Map each item to the items of ``flatMapFn(item)``, each with the item's timestamp."""
         checkFunction(flatMapFn, "flat-map", "flatMapFn")
-        return self._attach(FlatMapTransform("flat-map", FlatMappedEvent(flatMapFn) if self.timestamped else flatMapFn))
+        return self._attach(FlatMapTransform("flat-map", self._onEvent(FlatMappedEvent, flatMapFn, 0)))
 
     def addTimestamps(self, timestampFn: Callable, allowedLag: int) -> "StreamStage":
         """Give each item of a stream without event time the time ``timestampFn(item)``,
@@ -58,7 +64,7 @@ class StreamStage(Stage):
         return timestamped(self, timestampFn, allowedLag)
 
     def groupingKey(self, keyFn: Callable) -> "StreamStageWithKey":
-        """Return a view of this stage whose windows work per ``keyFn(item)``."""
+        """Return a view of this stage whose windows and states work per ``keyFn(item)``."""
         checkFunction(keyFn, self.name(), "keyFn")
         return StreamStageWithKey(self, keyFn)
 
@@ -66,13 +72,151 @@ class StreamStage(Stage):
         """Return this stage's items grouped into windows of ``windowDefinition``."""
         return StageWithWindow(self, _checkedWindow(windowDefinition, self))
 
+    def rebalance(self, keyFn: Callable | None = None) -> "StreamStage":
+        """Spread this stage's items over the cluster before the next stage: round-robin, or
+        partitioned by ``keyFn(item)``; the next stage is not fused with this one."""
+        if keyFn is not None:
+            checkFunction(keyFn, self.name(), "keyFn")
+        return attrs.evolve(self, rebalancing=Rebalancing(keyFn and self._onEvent(OnPayload, keyFn, 0)))
+
+    def peek(self, shouldLogFn: Callable | None = None, toStringFn: Callable | None = None) -> "StreamStage":
+        """Log the items this stage emits (those ``shouldLogFn`` accepts, as ``toStringFn``
+        renders them; without their timestamps) on the worker, at INFO. Return this stage."""
+        if self.timestamped:
+            shouldLogFn = shouldLogFn and OnPayload(shouldLogFn)
+            toStringFn = OnPayload(toStringFn or str)
+        self._asBatch().peek(shouldLogFn, toStringFn)
+        return self
+
+    def merge(self, other: "StreamStage") -> "StreamStage":
+        """Emit the items of this stream and of ``other``, a stream with event time if this one has it."""
+        if not isinstance(other, StreamStage) or other.timestamped != self.timestamped:
+            kind = "a timestamped stream stage" if self.timestamped else "a stream stage without timestamps"
+            raise PipelineError(f"{self.describe()}: merge() takes {kind}, got {_describeStage(other)}")
+        return self._fromBatch(self._asBatch().merge(other._asBatch()))
+
+    def mapStateful(self, createFn: Callable, mapFn: Callable) -> "StreamStage":
+        """Map each item with ``mapFn(state, item)``, one state made by ``createFn()`` for all
+        items, kept for as long as the job runs (so one processor runs it, as in Jet); a None
+        result drops the item."""
+        return self._stateful("map-stateful-global", StatefulKind.MAP, createFn, mapFn, "mapFn")
+
+    def filterStateful(self, createFn: Callable, filterFn: Callable) -> "StreamStage":
+        """Keep the items for which ``filterFn(state, item)`` is true, one state for all items."""
+        return self._stateful("map-stateful-global", StatefulKind.FILTER, createFn, filterFn, "filterFn")
+
+    def flatMapStateful(self, createFn: Callable, flatMapFn: Callable) -> "StreamStage":
+        """Emit every item of the iterable ``flatMapFn(state, item)``, one state for all items."""
+        return self._stateful("flatmap-stateful-global", StatefulKind.FLAT_MAP, createFn, flatMapFn, "flatMapFn")
+
+    def rollingAggregate(self, aggrOp: AggregateOperation) -> "StreamStage":
+        """Emit, for each item, the result so far of aggregating every item (one processor)."""
+        return rollingAggregate(self, None, aggrOp)
+
+    def _stateful(self, name: str, kind: StatefulKind, createFn: Callable, fn: Callable, parameter: str) -> "StreamStage":
+        checkFunction(createFn, name, "createFn")
+        checkFunction(fn, name, parameter)
+        return attachStateful(self, StatefulStreamTransform(name, None, createFn, fn, kind, passesKey=False))
+
+    def mapUsingService(self, serviceFactory: ServiceFactory, mapFn: Callable) -> "StreamStage":
+        """Map each item with ``mapFn(service, item)``; a None result drops the item."""
+        checkFunction(mapFn, "mapUsingService", "mapFn")
+        return self._fromBatch(self._asBatch().mapUsingService(serviceFactory, self._onEvent(MappedEvent, mapFn, -1)))
+
+    def filterUsingService(self, serviceFactory: ServiceFactory, filterFn: Callable) -> "StreamStage":
+        """Keep the items for which ``filterFn(service, item)`` is true."""
+        checkFunction(filterFn, "filterUsingService", "filterFn")
+        return self._fromBatch(self._asBatch().filterUsingService(serviceFactory, self._onEvent(OnPayload, filterFn, -1)))
+
+    def flatMapUsingService(self, serviceFactory: ServiceFactory, flatMapFn: Callable) -> "StreamStage":
+        """Map each item to the items of ``flatMapFn(service, item)``."""
+        checkFunction(flatMapFn, "flatMapUsingService", "flatMapFn")
+        adapted = self._onEvent(FlatMappedEvent, flatMapFn, -1)
+        return self._fromBatch(self._asBatch().flatMapUsingService(serviceFactory, adapted))
+
+    def customTransform(self, name: str, processorSupplier: Callable) -> "StreamStage":
+        """Run your own processors, named ``name``, on this stage's items; on a stream with event
+        time they take and emit ``JetEvent``s and get its watermarks, as Jet's do."""
+        return self._fromBatch(self._asBatch().customTransform(name, processorSupplier))
+
+    def hashJoin(self, other: BatchStage, clause: JoinClause, mapFn: Callable) -> "StreamStage":
+        """Emit ``mapFn(item, match)`` for every match in the batch stage ``other`` (``None`` if
+        none); ``other`` is read when the job starts a micro-batch, as a hash table every joiner holds."""
+        return self._hashJoin((other,), (clause,), mapFn, inner=False)
+
+    def innerHashJoin(self, other: BatchStage, clause: JoinClause, mapFn: Callable) -> "StreamStage":
+        """Emit ``mapFn(item, match)`` for every match in the batch stage ``other``; unmatched items drop."""
+        return self._hashJoin((other,), (clause,), mapFn, inner=True)
+
+    def hashJoin2(
+        self, stage1: BatchStage, clause1: JoinClause, stage2: BatchStage, clause2: JoinClause, mapFn: Callable
+    ) -> "StreamStage":
+        """Emit ``mapFn(item, match1, match2)`` for every pair of matches (``None`` if none)."""
+        return self._hashJoin((stage1, stage2), (clause1, clause2), mapFn, inner=False)
+
+    def innerHashJoin2(
+        self, stage1: BatchStage, clause1: JoinClause, stage2: BatchStage, clause2: JoinClause, mapFn: Callable
+    ) -> "StreamStage":
+        """Emit ``mapFn(item, match1, match2)`` for every pair of matches; others drop."""
+        return self._hashJoin((stage1, stage2), (clause1, clause2), mapFn, inner=True)
+
+    def hashJoinBuilder(self) -> HashJoinBuilder:
+        """Return a builder joining this stream with any number of batch stages by tag."""
+        return HashJoinBuilder(self)
+
+    def _hashJoin(self, others, clauses, mapFn, inner, matchesByTag: bool = False) -> "StreamStage":
+        streams = [_describeStage(other) for other in others if not isinstance(other, BatchStage)]
+        if streams:
+            raise PipelineError(f"{self.describe()}: a stream joins batch stages only, got {', '.join(streams)}")
+        checkFunction(mapFn, "hash-join", "mapFn")
+        if self.timestamped:
+            clauses = tuple(attrs.evolve(clause, leftKeyFn=OnPayload(clause.leftKeyFn)) for clause in clauses)
+            mapFn = MappedEvent(mapFn)
+        return self._fromBatch(self._asBatch()._hashJoin(others, clauses, mapFn, inner, matchesByTag))
+
     def writeTo(self, sink: Sink) -> SinkStage:
         """Send every item (without its timestamp) to ``sink``."""
         items = self._attach(MapTransform("remove-timestamps", payloadOf)) if self.timestamped else self
-        return SinkStage(self.pipeline, self.pipeline.attach(SinkTransform(sink.name, sink), (items.index,)))
+        return SinkStage(self.pipeline, attachFedBy(SinkTransform(sink.name, sink), (items,)))
+
+    def _onEvent(self, adapter: Callable, fn: Callable, position: int) -> Callable:
+        """Return ``fn`` as it runs on this stage's items: adapted to see an event's item where
+        the stage has event time (the event is its argument at ``position``)."""
+        return adapter(fn, position) if self.timestamped else fn
+
+    def _asBatch(self) -> BatchStage:
+        return BatchStage(self.pipeline, self.index, self.rebalancing)
+
+    def _fromBatch(self, stage: BatchStage) -> "StreamStage":
+        return StreamStage(stage.pipeline, stage.index, self.timestamped)
 
     def _attach(self, transform: Transform) -> "StreamStage":
-        return StreamStage(self.pipeline, self.pipeline.attach(transform, (self.index,)), self.timestamped)
+        return StreamStage(self.pipeline, attachFedBy(transform, (self,)), self.timestamped)
+
+
+def attachStateful(stage: StreamStage, transform: StatefulStreamTransform) -> StreamStage:
+    """Attach a stateful stage after ``stage``, its functions adapted to events where it has event time."""
+    if transform.ttl and not stage.timestamped:
+        raise PipelineError(f"{transform.describe()}: Cannot use time-to-live on a non-timestamped stream")
+    if stage.timestamped:
+        adapter = {StatefulKind.MAP: MappedEvent, StatefulKind.FILTER: OnPayload, StatefulKind.FLAT_MAP: FlatMappedEvent}
+        transform = attrs.evolve(transform, fn=adapter[transform.kind](transform.fn, -1))
+        if transform.keyFn is not None:
+            transform = attrs.evolve(transform, keyFn=OnPayload(transform.keyFn))
+    return stage._attach(transform)
+
+
+def rollingAggregate(stage: StreamStage, keyFn: Callable | None, aggrOp: AggregateOperation) -> StreamStage:
+    """Attach Jet's rolling aggregation of a stream: a stateful map holding each key's accumulator."""
+    name = "rolling-aggregate"
+    checkAggregateOperation(aggrOp, name)
+    accumulation = RollingAccumulation(aggrOp, emitsKey=keyFn is not None)
+    transform = StatefulStreamTransform(name, keyFn, AccumulatorHolder(aggrOp), accumulation, passesKey=True)
+    return attachStateful(stage, transform)
+
+
+def _describeStage(stage: object) -> str:
+    return stage.describe() if isinstance(stage, Stage) else type(stage).__name__
 
 
 def timestamped(stage: Stage, timestampFn: Callable, allowedLag: int) -> StreamStage:
@@ -101,6 +245,81 @@ class StreamStageWithKey:
     def window(self, windowDefinition) -> "StageWithKeyAndWindow":
         """Return this stage's items grouped into windows of ``windowDefinition`` per key."""
         return StageWithKeyAndWindow(self.stage, self.keyFn, _checkedWindow(windowDefinition, self.stage))
+
+    def mapStateful(self, *arguments) -> StreamStage:
+        """Jet's two forms: ``mapStateful(createFn, mapFn)`` maps each item with ``mapFn(state,
+        key, item)``, a state per key made by ``createFn()`` (a None result drops the item);
+        ``mapStateful(ttl, createFn, mapFn, onEvictFn)`` evicts a key's state once the watermark
+        passes its last event by more than ``ttl`` ms, emitting ``onEvictFn(state, key, watermark)``
+        (None: nothing) then."""
+        return self._stateful("map-stateful-keyed", StatefulKind.MAP, arguments, ("mapFn", "onEvictFn"))
+
+    def filterStateful(self, *arguments) -> StreamStage:
+        """Keep the items for which ``filterFn(state, item)`` is true, a state per key:
+        ``filterStateful(createFn, filterFn)`` or ``filterStateful(ttl, createFn, filterFn)``."""
+        return self._stateful("map-stateful-keyed", StatefulKind.FILTER, arguments, ("filterFn",))
+
+    def flatMapStateful(self, *arguments) -> StreamStage:
+        """Emit every item of ``flatMapFn(state, key, item)``, a state per key:
+        ``flatMapStateful(createFn, flatMapFn)`` or ``flatMapStateful(ttl, createFn, flatMapFn,
+        onEvictFn)``, where ``onEvictFn(state, key, watermark)`` returns the items to emit."""
+        return self._stateful("flatmap-stateful-keyed", StatefulKind.FLAT_MAP, arguments, ("flatMapFn", "onEvictFn"))
+
+    def rollingAggregate(self, aggrOp: AggregateOperation) -> StreamStage:
+        """Emit, for each item, ``(key, result so far)`` of its key's aggregation."""
+        return rollingAggregate(self.stage, self.keyFn, aggrOp)
+
+    def mapUsingService(self, serviceFactory: ServiceFactory, mapFn: Callable) -> StreamStage:
+        """Map each item with ``mapFn(service, key, item)``, each key's items meeting one service."""
+        return self._usingService("mapUsingService", serviceFactory, mapFn, MappedEvent, "mapFn")
+
+    def filterUsingService(self, serviceFactory: ServiceFactory, filterFn: Callable) -> StreamStage:
+        """Keep the items for which ``filterFn(service, key, item)`` is true."""
+        return self._usingService("filterUsingService", serviceFactory, filterFn, OnPayload, "filterFn")
+
+    def flatMapUsingService(self, serviceFactory: ServiceFactory, flatMapFn: Callable) -> StreamStage:
+        """Map each item to the items of ``flatMapFn(service, key, item)``."""
+        return self._usingService("flatMapUsingService", serviceFactory, flatMapFn, FlatMappedEvent, "flatMapFn")
+
+    def customTransform(self, name: str, processorSupplier: Callable) -> StreamStage:
+        """Run your own processors, each key's items all reaching the same processor."""
+        return self.stage._fromBatch(self._asBatchWithKey().customTransform(name, processorSupplier))
+
+    def _usingService(self, method: str, serviceFactory, fn: Callable, adapter: Callable, parameter: str) -> StreamStage:
+        checkFunction(fn, method, parameter)
+        batch = getattr(self._asBatchWithKey(), method)(serviceFactory, self.stage._onEvent(adapter, fn, -1))
+        return self.stage._fromBatch(batch)
+
+    def _asBatchWithKey(self) -> BatchStageWithKey:
+        stage = self.stage
+        return BatchStageWithKey(stage.pipeline, stage.index, stage._onEvent(OnPayload, self.keyFn, 0), stage.rebalancing)
+
+    def _stateful(self, name: str, kind: StatefulKind, arguments: tuple, parameters: tuple[str, ...]) -> StreamStage:
+        ttl, createFn, fn, onEvictFn = _statefulArguments(self.stage, name, arguments, parameters)
+        checkFunction(createFn, name, "createFn")
+        checkFunction(fn, name, parameters[0])
+        if onEvictFn is not None:
+            checkFunction(onEvictFn, name, "onEvictFn")
+        transform = StatefulStreamTransform(
+            name, self.keyFn, createFn, fn, kind, passesKey=kind is not StatefulKind.FILTER, ttl=ttl, onEvictFn=onEvictFn
+        )
+        return attachStateful(self.stage, transform)
+
+
+def _statefulArguments(stage: StreamStage, name: str, arguments: tuple, parameters: tuple[str, ...]) -> tuple:
+    """Return ``(ttl, createFn, fn, onEvictFn)`` of a keyed stateful stage's two forms."""
+    short = ("createFn", parameters[0])
+    long = ("ttl", "createFn", *parameters)
+    if len(arguments) == len(short) and not isinstance(arguments[0], int):
+        return (0, *arguments, None)
+    if len(arguments) == len(long) and isinstance(arguments[0], int) and not isinstance(arguments[0], bool):
+        if arguments[0] < 0:
+            raise PipelineError(f"{stage.describe()}: {name}'s ttl must be 0 or more milliseconds, got {arguments[0]}")
+        return (*arguments, None) if len(long) == 3 else tuple(arguments)
+    raise PipelineError(
+        f"{stage.describe()}: {name} takes ({', '.join(short)}) or ({', '.join(long)}), "
+        f"got {len(arguments)} argument(s)"
+    )
 
 
 @attrs.frozen

@@ -265,6 +265,16 @@ class MapStatefulTransform(Transform):
 
 
 @attrs.frozen
+class StatefulStreamTransform(MapStatefulTransform):
+    """A stateful map, filter or flat-map of a stream: each key's state lives across
+    micro-batches and, given a ``ttl`` in event time, is evicted once the watermark passes its
+    last event by more than that, ``onEvictFn(state, key, watermark)`` giving what to emit."""
+
+    ttl: int = 0
+    onEvictFn: Callable | None = None
+
+
+@attrs.frozen
 class RollingAggregateTransform(Transform):
     """Emits, for each item, ``(key, export(acc))`` of its key's running accumulator (no key:
     ``export(acc)`` of the one accumulator of all items)."""

@@ -47,7 +47,7 @@ from sparkjet.coredag.processors.coaggregation import TaggedInputP
 from sparkjet.coredag.processors.identity import IdentityP
 from sparkjet.coredag.processors.insert_watermarks import InsertWatermarksP
 from sparkjet.coredag.processors.join import HashJoinCollectP, HashJoinP
-from sparkjet.coredag.processors.keyed import DistinctP, GlobalKey, MapStatefulP, RollingAggregateP
+from sparkjet.coredag.processors.keyed import DistinctP, GlobalKey, MapStatefulP, RollingAggregateP, StatefulKind
 from sparkjet.coredag.processors.peeking import ItemLogger, peeking
 from sparkjet.coredag.processors.service import ServiceP
 from sparkjet.coredag.processors.session_window import SessionWindowP
@@ -69,6 +69,7 @@ from sparkjet.coredag.processors.sorting import SortP
 from sparkjet.coredag.processors.sources import DataFrameSourceP, ItemsP, ReadFilesP, ReadJsonP
 from sparkjet.coredag.processors.stateless import StatelessChainP, StatelessStep, StepKind
 from sparkjet.coredag.processors.stream_sources import FileWatcherP, FiniteStreamP, ItemStreamP, SocketP, StreamSourceP
+from sparkjet.coredag.processors.transform_stateful import EvictedEvents, TransformStatefulP
 from sparkjet.pipeline.pipeline_graph import PipelineGraph
 from sparkjet.pipeline.sinks import DataFrameSink, FilesSink, JsonSink, ListSink, LoggerSink, NoopSink, Sink
 from sparkjet.pipeline.sources import BatchSource, DataFrameSource, FilesSource, ItemsSource, JsonSource
@@ -95,6 +96,7 @@ from sparkjet.pipeline.transforms import (
     SinkTransform,
     SortTransform,
     SourceTransform,
+    StatefulStreamTransform,
     StatelessTransform,
     StreamSourceTransform,
     TimestampKind,
@@ -632,7 +634,19 @@ def lowerRollingAggregate(transform: RollingAggregateTransform, builder: DagBuil
     addKeyedVertex(builder, index, supplier, keyFn)
 
 
-def addKeyedVertex(builder: DagBuilder, index: int, supplier: StandardProcessorSupplier, keyFn: Callable) -> None:
+@lowerStage.register
+def lowerStatefulStream(transform: StatefulStreamTransform, builder: DagBuilder, index: int) -> None:
+    """A stream's ``mapStateful`` and the like: Jet's ``TransformStatefulP``, one vertex behind a
+    distributed partitioned edge, whose states live across micro-batches (global: one processor)."""
+    keyFn = transform.keyFn or GlobalKey()
+    step = MapStatefulP(keyFn, transform.createFn, transform.fn, stageName(transform), transform.kind, transform.passesKey)
+    onEvict = None
+    if transform.onEvictFn is not None:
+        onEvict = EvictedEvents(transform.onEvictFn, flat=transform.kind is StatefulKind.FLAT_MAP)
+    addKeyedVertex(builder, index, TransformStatefulP(step, transform.ttl, onEvict), keyFn)
+
+
+def addKeyedVertex(builder: DagBuilder, index: int, supplier: Callable, keyFn: Callable) -> None:
     """Add stage ``index``'s one vertex, each input distributed and partitioned by ``keyFn``; a
     stage's global state (``GlobalKey``) lives in one processor, as in Jet."""
     transform = builder.graph.transforms[index]

@@ -31,33 +31,46 @@ def payloadOf(event: JetEvent) -> object:
 
 @attrs.frozen
 class OnPayload:
-    """``fn`` of an event's item: a key or timestamp function, a predicate."""
+    """``fn`` of an event's item: a key or timestamp function, a predicate; where the event is
+    one of several arguments (``position``: -1 the last, as a stateful or service function's
+    item), the others are passed as they are."""
 
     fn: Callable
+    position: int = 0
 
-    def __call__(self, event: JetEvent) -> object:
-        return self.fn(event.payload)
+    def __call__(self, *arguments) -> object:
+        return self.fn(*_withPayload(arguments, self.position))
 
 
 @attrs.frozen
 class MappedEvent:
-    """Maps an event's item, keeping its timestamp; None drops it."""
+    """Maps an event's item (the argument at ``position``), keeping its timestamp; None drops it."""
 
     fn: Callable
+    position: int = 0
 
-    def __call__(self, event: JetEvent) -> JetEvent | None:
-        result = self.fn(event.payload)
-        return None if result is None else JetEvent(event.timestamp, result)
+    def __call__(self, *arguments) -> JetEvent | None:
+        result = self.fn(*_withPayload(arguments, self.position))
+        return None if result is None else JetEvent(arguments[self.position].timestamp, result)
 
 
 @attrs.frozen
 class FlatMappedEvent:
-    """Maps an event's item to items, each keeping the event's timestamp."""
+    """Maps an event's item (the argument at ``position``) to items, each keeping the event's timestamp."""
 
     fn: Callable
+    position: int = 0
 
-    def __call__(self, event: JetEvent) -> list:
-        return [JetEvent(event.timestamp, item) for item in self.fn(event.payload)]
+    def __call__(self, *arguments) -> list:
+        timestamp = arguments[self.position].timestamp
+        return [JetEvent(timestamp, item) for item in self.fn(*_withPayload(arguments, self.position))]
+
+
+def _withPayload(arguments: tuple, position: int) -> list:
+    """Return ``arguments`` with the event at ``position`` replaced by its item."""
+    replaced = list(arguments)
+    replaced[position] = replaced[position].payload
+    return replaced
 
 
 @attrs.frozen

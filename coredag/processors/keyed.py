@@ -145,3 +145,28 @@ class RollingAggregateP(KeyedStepSupplier):
         acc = states[key] = self.op.accumulateFn(self.op.createFn() if acc is _MISSING else acc, item)
         result = self.op.exportFn(acc)
         return ((key, result) if self.emitsKey else result,)
+
+
+@attrs.frozen
+class AccumulatorHolder:
+    """Makes a rolling aggregation's state on a stream: a one-item list holding a new accumulator."""
+
+    op: AggregateOperation
+
+    def __call__(self) -> list:
+        return [self.op.createFn()]
+
+
+@attrs.frozen
+class RollingAccumulation:
+    """A stream's rolling aggregation as a stateful map (as Jet's is): accumulates the item into
+    its key's held accumulator and returns ``(key, result so far)`` (the result alone where not
+    ``emitsKey``)."""
+
+    op: AggregateOperation
+    emitsKey: bool = True
+
+    def __call__(self, holder: list, key: object, item: object) -> object:
+        holder[0] = self.op.accumulateFn(holder[0], item)
+        result = self.op.exportFn(holder[0])
+        return (key, result) if self.emitsKey else result

@@ -9,8 +9,17 @@ from collections.abc import Callable
 
 import attrs
 
-from sparkjet.coredag.api.processor import ALL_ORDINALS, Inbox, Outbox, Processor, ProcessorContext, callIdleHook
+from sparkjet.coredag.api.processor import (
+    ALL_ORDINALS,
+    Inbox,
+    Outbox,
+    Processor,
+    ProcessorContext,
+    callIdleHook,
+    restoreSnapshot,
+)
 from sparkjet.coredag.api.standard import BatchFunction, StandardProcessorSupplier
+from sparkjet.coredag.model.watermark import Watermark
 from sparkjet.coredag.processors.sinks import workerLogger
 from sparkjet.coredag.processors.stateless import StatelessChainP, StatelessStep, StepKind
 
@@ -62,9 +71,27 @@ class PeekingP(StandardProcessorSupplier):
         """As the wrapped supplier."""
         return self.inner.readsThroughSpark
 
+    @property
+    def readsStream(self) -> bool:
+        """As the wrapped supplier."""
+        return self.inner.readsStream
+
+    @property
+    def finite(self) -> bool:
+        """As the wrapped stream source."""
+        return self.inner.finite
+
     def sparkInput(self, spark):
         """Return the wrapped source's input."""
         return self.inner.sparkInput(spark)
+
+    def streamingRows(self, spark, workDirectory: str):
+        """Return the wrapped stream source's streaming rows."""
+        return self.inner.streamingRows(spark, workDirectory)
+
+    def microBatchRows(self, rows):
+        """Return the wrapped stream source's rows of a micro-batch."""
+        return self.inner.microBatchRows(rows)
 
     def sparkRowsSupplier(self) -> "PeekingP":
         """Return the wrapped source's rows supplier, its output logged."""
@@ -91,12 +118,22 @@ class PeekingSupplier:
     inner: Callable
     logger: ItemLogger
 
+    @property
+    def emitsWatermarks(self) -> bool:
+        """As the wrapped supplier: a peeked add-timestamps vertex still inserts watermarks."""
+        return getattr(self.inner, "emitsWatermarks", False)
+
+    @property
+    def windowsByEventTime(self) -> bool:
+        """As the wrapped supplier: a peeked window vertex is still drawn as one."""
+        return getattr(self.inner, "windowsByEventTime", False)
+
     def __call__(self) -> "PeekingProcessor":
         return PeekingProcessor(self.inner(), self.logger)
 
 
 class PeekingOutbox:
-    """An outbox that logs each item it accepts; the rest is the engine's outbox."""
+    """An outbox that logs each item it accepts (not watermarks); the rest is the engine's outbox."""
 
     def __init__(self, outbox: Outbox, logger: ItemLogger) -> None:
         self._outbox, self._logger = outbox, logger
@@ -104,9 +141,13 @@ class PeekingOutbox:
     def offer(self, item, ordinal: int = ALL_ORDINALS) -> bool:
         """Offer as the outbox does; log the item once it is accepted."""
         accepted = self._outbox.offer(item, ordinal)
-        if accepted:
+        if accepted and not isinstance(item, Watermark):
             self._logger(item)
         return accepted
+
+    def offerToSnapshot(self, key, value) -> bool:
+        """Offer to the snapshot bucket, unlogged."""
+        return self._outbox.offerToSnapshot(key, value)
 
     def bucketCount(self) -> int:
         """Return the outbox's number of buckets."""
@@ -139,9 +180,25 @@ class PeekingProcessor(Processor):
         """Delegate the idle hook."""
         return callIdleHook(self._inner)
 
+    def tryProcessWatermark(self, watermark: Watermark) -> bool:
+        """Delegate."""
+        return self._inner.tryProcessWatermark(watermark)
+
     def completeEdge(self, ordinal: int) -> bool:
         """Delegate."""
         return self._inner.completeEdge(ordinal)
+
+    def saveToSnapshot(self) -> bool:
+        """Delegate."""
+        return self._inner.saveToSnapshot()
+
+    def restoreFromSnapshot(self, inbox: Inbox) -> None:
+        """Delegate, in the form the inner processor takes."""
+        restoreSnapshot(self._inner, inbox)
+
+    def finishSnapshotRestore(self) -> bool:
+        """Delegate."""
+        return self._inner.finishSnapshotRestore()
 
     def complete(self) -> bool:
         """Delegate."""

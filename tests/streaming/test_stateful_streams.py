@@ -1,0 +1,149 @@
+"""Stateful and other stages of a stream, run a micro-batch at a time: states live across
+micro-batches and are evicted by event time, rolling aggregates run on, a stream merges with
+another and joins batch stages, and peek, rebalance, services and custom processors work on
+events as on items. Each result is checked against a plain-Python computation."""
+
+from collections import Counter
+
+import pytest
+
+from sparkjet import AggregateOperations, Pipeline, Sinks, TestSources, WindowDefinition
+from sparkjet.coredag import JetEvent
+from sparkjet.coredag.api.processor import AbstractProcessor
+from sparkjet.pipeline import JoinClause, ServiceFactories
+from sparkjet.pipeline.errors import PipelineError
+
+pytestmark = pytest.mark.spark
+
+TTL = 500
+BURSTS = {0: "aab", 1000: "aca", 2000: "bab"}
+"""Each burst of events is one micro-batch: the burst's start time, then a key per event."""
+
+EVENTS = [(start + offset, key) for start, keys in BURSTS.items() for offset, key in enumerate(keys)]
+
+
+def countsWithEviction(events, burstSize: int, ttl: int) -> Counter:
+    """A running count per key that ``ttl`` ends, as sparkjet computes it: a micro-batch's
+    watermark (its top time, no lag) reaches the processors at its end; the end of the stream
+    evicts every key. Evictions emit ``("evicted", key, count)``."""
+    outputs, counts, touched, top = Counter(), {}, {}, None
+    for start in range(0, len(events), burstSize):
+        for time, key in events[start : start + burstSize]:
+            counts[key] = counts.get(key, 0) + 1
+            touched[key] = time
+            outputs[key, counts[key]] += 1
+            top = time if top is None else max(top, time)
+        for key in [key for key, time in touched.items() if time < top - ttl]:
+            outputs["evicted", key, counts.pop(key)] += 1
+            del touched[key]
+    outputs.update(("evicted", key, count) for key, count in counts.items())
+    return outputs
+
+
+def counting(state, key, item):
+    state[0] += 1
+    return key, state[0]
+
+
+def evicted(state, key, watermark):
+    return "evicted", key, state[0]
+
+
+def numbering(state, item):
+    state[0] += 1
+    return state[0]
+
+
+def newCounter():
+    return [0]
+
+
+def itemKey(item):
+    return item
+
+
+@pytest.mark.parametrize("parallelism", [1, 2])
+def test_keyed_states_live_across_micro_batches_until_their_ttl(jet, parallelism):
+    p = Pipeline.create()
+    (p.readFrom(TestSources.finiteStream(EVENTS, itemsPerBatch=3)).withNativeTimestamps(0)
+      .groupingKey(itemKey).mapStateful(TTL, newCounter, counting, evicted).setLocalParallelism(parallelism)
+      .writeTo(Sinks.list(f"ttl-{parallelism}")))
+    jet.newJob(p).join()
+    assert Counter(jet.getList(f"ttl-{parallelism}")) == countsWithEviction(EVENTS, 3, TTL)
+
+
+def test_rolling_aggregate_of_a_stream_runs_on_across_micro_batches(jet):
+    p = Pipeline.create()
+    (p.readFrom(TestSources.finiteStream(EVENTS, itemsPerBatch=2)).withNativeTimestamps(0)
+      .groupingKey(itemKey).rollingAggregate(AggregateOperations.counting()).setLocalParallelism(2)
+      .writeTo(Sinks.list("rolling")))
+    jet.newJob(p).join()
+    seen = Counter(key for _, key in EVENTS)
+    assert sorted(jet.getList("rolling")) == sorted((key, n) for key, total in seen.items() for n in range(1, total + 1))
+
+
+def test_global_state_and_a_stream_without_timestamps(jet):
+    p = Pipeline.create()
+    (p.readFrom(TestSources.finiteStream(EVENTS, itemsPerBatch=4)).withoutTimestamps()
+      .mapStateful(newCounter, numbering)
+      .writeTo(Sinks.list("global")))
+    jet.newJob(p).join()
+    assert sorted(jet.getList("global")) == list(range(1, len(EVENTS) + 1))
+
+
+def test_merged_streams_window_together_and_join_a_batch_stage(jet):
+    p = Pipeline.create()
+    first = p.readFrom(TestSources.finiteStream(EVENTS, itemsPerBatch=3)).withNativeTimestamps(0)
+    second = p.readFrom(TestSources.finiteStream([(time, key.upper()) for time, key in EVENTS], 4)).withNativeTimestamps(0)
+    names = p.readFrom(TestSources.items([("a", "ant"), ("b", "bee"), ("c", "cat")]))
+    (first.merge(second)
+      .hashJoin(names, JoinClause.onKeys(str.lower, lambda entry: entry[0]).projecting(lambda entry: entry[1]),
+                lambda key, name: f"{key}:{name}")
+      .groupingKey(itemKey).window(WindowDefinition.tumbling(1000))
+      .aggregate(AggregateOperations.counting())
+      .writeTo(Sinks.list("merged")))
+    jet.newJob(p).join()
+    names = {"a": "ant", "b": "bee", "c": "cat"}
+    expected = Counter()
+    for time, key in EVENTS:
+        for merged in (key, key.upper()):
+            expected[time // 1000 * 1000, f"{merged}:{names[key]}"] += 1
+    assert Counter({(r.start, r.key): r.result for r in jet.getList("merged")}) == expected
+
+
+class Doubling(AbstractProcessor):
+    """A custom processor on a timestamped stream: it gets events and emits events."""
+
+    def tryProcess0(self, item) -> bool:
+        return self.tryEmit(JetEvent(item.timestamp, item.payload * 2))
+
+
+def test_peek_rebalance_services_and_custom_processors_on_events(jet):
+    p = Pipeline.create()
+    (p.readFrom(TestSources.finiteStream(EVENTS, itemsPerBatch=3)).withNativeTimestamps(0)
+      .peek(toStringFn=lambda key: f"peeked {key}")
+      .rebalance(itemKey)
+      .mapUsingService(ServiceFactories.sharedService(lambda context: str.upper), lambda upper, key: upper(key))
+      .groupingKey(itemKey).filterUsingService(ServiceFactories.sharedService(lambda context: "B"),
+                                               lambda skipped, key, item: key != skipped)
+      .customTransform("doubling", Doubling)
+      .groupingKey(itemKey).window(WindowDefinition.tumbling(1000))
+      .aggregate(AggregateOperations.counting())
+      .writeTo(Sinks.list("custom")))
+    jet.newJob(p).join()
+    expected = Counter((time // 1000 * 1000, key.upper() * 2) for time, key in EVENTS if key != "b")
+    assert Counter({(r.start, r.key): r.result for r in jet.getList("custom")}) == expected
+
+
+def test_stateful_stream_stages_refuse_what_jet_refuses(jet):
+    p = Pipeline.create()
+    untimed = p.readFrom(TestSources.finiteStream(EVENTS)).withoutTimestamps()
+    with pytest.raises(PipelineError, match="Cannot use time-to-live on a non-timestamped stream"):
+        untimed.groupingKey(itemKey).mapStateful(10, newCounter, counting, None)
+    timed = p.readFrom(TestSources.finiteStream(EVENTS)).withNativeTimestamps(0)
+    with pytest.raises(PipelineError, match="takes a timestamped stream stage"):
+        timed.merge(untimed)
+    with pytest.raises(PipelineError, match="joins batch stages only"):
+        timed.hashJoin(timed, JoinClause.onKeys(itemKey, itemKey), lambda a, b: a)
+    with pytest.raises(PipelineError, match=r"takes \(createFn, mapFn\) or \(ttl, createFn, mapFn, onEvictFn\)"):
+        timed.groupingKey(itemKey).mapStateful(newCounter)
