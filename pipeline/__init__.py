@@ -2,10 +2,12 @@
 
 from sparkjet.coredag.api.service_factory import ServiceFactories, ServiceFactory
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
+from sparkjet.coredag.model.assertion import AssertionCompletedException
 from sparkjet.coredag.model.simple_event import SimpleEvent
 from sparkjet.coredag.model.tags import ItemsByTag, Tag
 from sparkjet.coredag.model.window_result import KeyedWindowResult, WindowResult
 from sparkjet.pipeline.aggregate_operations import AggregateOperations
+from sparkjet.pipeline.assertions import Assertions, AssertionSinks
 from sparkjet.pipeline.comparators import ComparatorEx
 from sparkjet.pipeline.errors import DuplicateKeyError, PipelineError
 from sparkjet.pipeline.functions import wholeItem
@@ -22,6 +24,9 @@ from sparkjet.pipeline.window_definition import WindowDefinition
 __all__ = [
     "AggregateOperation",
     "AggregateOperations",
+    "AssertionCompletedException",
+    "AssertionSinks",
+    "Assertions",
     "BatchStage",
     "DuplicateKeyError",
     "BatchStageWithKey",

@@ -174,6 +174,10 @@ class StreamStage(Stage):
             mapFn = MappedEvent(mapFn)
         return self._fromBatch(self._asBatch()._hashJoin(others, clauses, mapFn, inner, matchesByTag))
 
+    def apply(self, transformFn: Callable[["StreamStage"], "StreamStage"]) -> "StreamStage":
+        """Return ``transformFn(self)``: a reusable piece of pipeline, or an ``Assertions`` check."""
+        return transformFn(self)
+
     def writeTo(self, sink: Sink) -> SinkStage:
         """Send every item (without its timestamp) to ``sink``."""
         items = self._attach(MapTransform("remove-timestamps", payloadOf)) if self.timestamped else self

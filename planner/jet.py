@@ -4,10 +4,11 @@ import concurrent.futures
 import contextlib
 import contextvars
 import enum
+import functools
 import itertools
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import attrs
@@ -23,6 +24,7 @@ from sparkjet.planner.planning import Plan, planOf
 if TYPE_CHECKING:  # sparkjet.coredag.runtime.execution imports pyspark, which planning never needs
     from sparkjet.coredag.runtime.execution import JobControl
     from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
+    from sparkjet.planner.assertions import JobAssertions
 
 
 MASTER_VARIABLE = "SPARKJET_MASTER"
@@ -73,12 +75,13 @@ class Job:
 
     def __init__(
         self, name: str, plan: Plan, future: concurrent.futures.Future,
-        control: "JobControl | None" = None,
+        control: "JobControl | None" = None, liveMetrics: Callable[[], JobMetrics] | None = None,
     ) -> None:
         self.name = name
         self.plan = plan
         self._future = future
         self._control = control
+        self._liveMetrics = liveMetrics
 
     def getName(self) -> str:
         """Return the job's name."""
@@ -134,15 +137,19 @@ class Job:
             self._control.cancel()
 
     def metrics(self) -> JobMetrics:
-        """Wait until the job completes; return what it did: items in and out per vertex and
-        per fused stage, busy time per vertex, items and bytes through each edge."""
+        """Return what the job did: items in and out per vertex and per fused stage, busy time
+        per vertex, items and bytes through each edge. A batch job's once it completes (this
+        waits); a stream job's so far, whenever asked (its micro-batches, each vertex's
+        watermark and late events too), as Jet's ``Job.getMetrics()``."""
+        if self._liveMetrics is not None:
+            return self._liveMetrics()
         metrics = self._result()
         if metrics is None:
             raise OnlyPlanned(f"Job '{self.name}' was only planned (sparkjet plan): it has no metrics")
         return metrics
 
     def renderSvg(self, path: str) -> tuple[str, str | None]:
-        """Wait until the job completes; draw its plan annotated with its metrics into ``path``.
+        """Draw the job's plan annotated with its metrics (see ``metrics``) into ``path``.
 
         Returns the path written and, without graphviz's ``dot``, a note (see writePlanSvg)."""
         from sparkjet.planner.render import writePlanSvg
@@ -150,8 +157,8 @@ class Job:
         return writePlanSvg(self.plan, path, self.metrics())
 
     def renderHtml(self, path: str) -> str:
-        """Wait until the job completes; write its report page (the plan with its figures, the
-        tables of figures, the explanation) into ``path``; return the path."""
+        """Write the job's report page (the plan with its figures, see ``metrics``, the tables
+        of figures, the explanation) into ``path``; return the path."""
         from sparkjet.planner.report import writeReport
 
         return writeReport(self.plan, path, self.metrics())
@@ -211,7 +218,8 @@ class Jet:
         """Check the inputs and outputs of ``planned``, fix its physical plan on the session and
         start running it in a thread."""
         from sparkjet.coredag.runtime.execution import JobControl, physicalPlanOn
-        from sparkjet.planner.stream_job import checkStreamSinks, streamSources
+        from sparkjet.planner.assertions import JobAssertions
+        from sparkjet.planner.stream_job import StreamRun, checkStreamSinks, streamSources
 
         if streamSources(planned.dag):
             checkStreamSinks(planned.dag)
@@ -225,28 +233,37 @@ class Jet:
         control = JobControl(jobName)
         self._register(jobName, control)
         try:
-            running = self._executor.submit(self._run, spark, dag, planned.physical, jobName, control)
-            return Job(jobName, planned, running, control)
+            assertions = JobAssertions(dag)
+            if streamSources(dag):
+                stream = StreamRun(spark, dag, planned.physical, jobName, control, self._publishLists, assertions)
+                running = self._executor.submit(self._finally, stream.run, jobName, control)
+                return Job(jobName, planned, running, control, stream.metrics)
+            batch = functools.partial(self._runBatch, spark, dag, planned.physical, jobName, control, assertions)
+            return Job(jobName, planned, self._executor.submit(self._finally, batch, jobName, control), control)
         except BaseException:
             self._unregister(jobName, control)
             raise
 
-    def _run(self, spark, dag: DAG, physical: "PhysicalPlan", jobName: str, control: "JobControl") -> JobMetrics:
-        """Run ``dag`` on ``spark`` as ``physical`` says (a stream job: a micro-batch at a time);
-        keep the lists and DataFrames its sinks made."""
-        from sparkjet.coredag.runtime.execution import executeDag
-        from sparkjet.planner.stream_job import StreamRun, streamSources
-
+    def _finally(self, run: Callable[[], JobMetrics], jobName: str, control: "JobControl") -> JobMetrics:
+        """Run a job to its end, then note it no longer runs."""
         try:
-            if streamSources(dag):
-                return StreamRun(spark, dag, physical, jobName, control, self._publishLists).run()
-            outcome = executeDag(spark, dag, jobName, control, physical)
-            self._publishLists(outcome.lists)
-            with self._lock:
-                self._dataFrames.update(outcome.dataFrames)
-            return outcome.metrics
+            return run()
         finally:
             self._unregister(jobName, control)
+
+    def _runBatch(
+        self, spark, dag: DAG, physical: "PhysicalPlan", jobName: str, control: "JobControl", assertions: "JobAssertions"
+    ) -> JobMetrics:
+        """Run a batch job's ``dag`` on ``spark`` as ``physical`` says; keep the lists and
+        DataFrames its sinks made, run its assertions."""
+        from sparkjet.coredag.runtime.execution import executeDag
+
+        outcome = executeDag(spark, dag, jobName, control, physical)
+        self._publishLists(assertions.receive(outcome.lists))
+        assertions.complete()
+        with self._lock:
+            self._dataFrames.update(outcome.dataFrames)
+        return outcome.metrics
 
     def _publishLists(self, lists: dict[str, list]) -> None:
         """Append the items a job's list sinks collected to the lists of ``getList``."""

@@ -52,6 +52,7 @@ from sparkjet.coredag.processors.peeking import ItemLogger, peeking
 from sparkjet.coredag.processors.service import ServiceP
 from sparkjet.coredag.processors.session_window import SessionWindowP
 from sparkjet.coredag.processors.sinks import (
+    AssertionSinkP,
     DataFrameSinkP,
     FilesSinkP,
     JsonFilesSinkP,
@@ -70,6 +71,7 @@ from sparkjet.coredag.processors.sources import DataFrameSourceP, ItemsP, ReadFi
 from sparkjet.coredag.processors.stateless import StatelessChainP, StatelessStep, StepKind
 from sparkjet.coredag.processors.stream_sources import FileWatcherP, FiniteStreamP, ItemStreamP, SocketP, StreamSourceP
 from sparkjet.coredag.processors.transform_stateful import EvictedEvents, TransformStatefulP
+from sparkjet.pipeline.assertions import AssertionSink
 from sparkjet.pipeline.pipeline_graph import PipelineGraph
 from sparkjet.pipeline.sinks import DataFrameSink, FilesSink, JsonSink, ListSink, LoggerSink, NoopSink, Sink
 from sparkjet.pipeline.sources import BatchSource, DataFrameSource, FilesSource, ItemsSource, JsonSource
@@ -518,6 +520,7 @@ sinkSupplier.register(
     DataFrameSink, lambda sink: (DataFrameSinkP(sink.dataFrameName, sink.schema), LOCAL_PARALLELISM_USE_DEFAULT)
 )
 sinkSupplier.register(NoopSink, lambda sink: (NoopSinkP(), 1))
+sinkSupplier.register(AssertionSink, lambda sink: (AssertionSinkP(sink.check), 1))
 
 
 @lowerStage.register

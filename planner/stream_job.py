@@ -5,16 +5,20 @@ import functools
 import re
 import shutil
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
 
 from sparkjet.coredag.errors import DagError, JobError
 from sparkjet.coredag.model.dag import DAG
-from sparkjet.coredag.model.metrics import JobMetrics
-from sparkjet.coredag.processors.sinks import CreateDataFrame, SaveAsTextFiles, SinkSupplier
+from sparkjet.coredag.model.metrics import JobMetrics, MicroBatchMetrics
+from sparkjet.coredag.processors.sinks import CreateDataFrame
 from sparkjet.coredag.runtime.execution import JobControl, MicroBatch, executeDag
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
+from sparkjet.coredag.runtime.processor_state import vertexWatermarks
+from sparkjet.coredag.runtime.terminal_outputs import outputDirectories, terminalOutputOf
+from sparkjet.planner.assertions import JobAssertions
 
 TRIGGER_MILLIS = 1000
 """How often a micro-batch starts while there is new input."""
@@ -29,49 +33,66 @@ def streamSources(dag: DAG) -> list:
 
 
 def checkStreamSinks(dag: DAG) -> None:
-    """Refuse the sinks a stream job cannot write: one directory or DataFrame made once per job."""
+    """Refuse the sink a stream job cannot write: a DataFrame, made once per job."""
     for vertex in dag:
-        supplier = vertex.processorSupplier
-        output = supplier.terminalOutput if isinstance(supplier, SinkSupplier) else None
-        if isinstance(output, SaveAsTextFiles | CreateDataFrame):
-            kind = "Sinks.files and Sinks.json write" if isinstance(output, SaveAsTextFiles) else "Sinks.dataframe makes"
+        if isinstance(terminalOutputOf(vertex.processorSupplier), CreateDataFrame):
             raise DagError(
-                f"Sink '{vertex.name}' takes a stream, but {kind} one whole output per job: write a stream "
-                "to Sinks.list, Sinks.logger or Sinks.noop"
+                f"Sink '{vertex.name}' takes a stream, but Sinks.dataframe makes one whole DataFrame per job: "
+                "write a stream to Sinks.list, Sinks.files, Sinks.json, Sinks.logger or Sinks.noop"
             )
 
 
 class StreamRun:
     """Runs a stream job's ``dag`` on a streaming query until its stream ends (a finite stream:
     then a last run completes every processor) or the job is cancelled; ``publish`` gets the
-    list sinks' items of each micro-batch as soon as it is done."""
+    list sinks' items of each micro-batch as soon as it is done, ``assertions`` its assertion sinks'."""
 
     def __init__(
         self, spark, dag: DAG, physical: PhysicalPlan, jobName: str, control: JobControl,
-        publish: Callable[[dict[str, list]], None],
+        publish: Callable[[dict[str, list]], None], assertions: JobAssertions,
     ) -> None:
         self._spark, self._dag, self._physical = spark, dag, physical
         self._jobName, self._control, self._publish = jobName, control, publish
+        self._assertions = assertions
+        self._started = time.perf_counter()
+        self._lock = threading.Lock()
+        self._microBatches: list[MicroBatchMetrics] = []
         self._states: dict = {}
+        self._outputs = outputDirectories(spark.sparkContext, dag)
+        self._runs = 0
         self._counts: Counter = Counter()
         self._failure: BaseException | None = None
         self._sources = [vertex.processorSupplier for vertex in streamSources(dag)]
         self._finite = all(source.finite for source in self._sources)
 
     def run(self) -> JobMetrics:
-        """Run the job to its end; return its figures over every micro-batch."""
-        started = time.perf_counter()
+        """Run the job to its end; return its figures over every micro-batch. A files sink's
+        directory is claimed first; a failed job removes it if no micro-batch wrote to it."""
         workDirectory = tempfile.mkdtemp(prefix=f"sparkjet-{re.sub(r'[^A-Za-z0-9_.-]', '_', self._jobName)}-")
         try:
+            for output in self._outputs.values():
+                output.claimOnce()
             query = self._startQuery(workDirectory)
             self._awaitEnd(query)
             if self._finite:
                 self._runMicroBatch(None, -1, final=True)
+                self._assertions.complete()
+        except BaseException:
+            for output in self._outputs.values():
+                output.abort()
+            raise
         finally:
             shutil.rmtree(workDirectory, ignore_errors=True)
-        return JobMetrics.of(
-            self._jobName, time.perf_counter() - started, self._dag, self._counts, self._physical.shuffledEdges()
-        )
+        return self.metrics()
+
+    def metrics(self) -> JobMetrics:
+        """Return the job's figures so far: items per vertex and stage, each vertex's watermark
+        and late events, every micro-batch run."""
+        with self._lock:
+            return JobMetrics.of(
+                self._jobName, time.perf_counter() - self._started, self._dag, self._counts,
+                self._physical.shuffledEdges(), vertexWatermarks(self._states), tuple(self._microBatches),
+            )
 
     def _startQuery(self, workDirectory: str):
         """Start the query reading every stream source, a micro-batch at a time."""
@@ -95,25 +116,40 @@ class StreamRun:
             raise
 
     def _runMicroBatch(self, rows, batchId: int, final: bool = False) -> None:
+        for output in self._outputs.values():
+            output.startMicroBatch(self._runs)
+        self._runs += 1
+        started = time.perf_counter()
         outcome = executeDag(
             self._spark, self._dag, self._jobName, self._control, self._physical,
-            MicroBatch(batchId, rows, self._states, final),
+            MicroBatch(batchId, rows, self._states, self._outputs, final),
         )
-        self._states = outcome.states
-        self._counts.update(outcome.counts)
-        self._publish(outcome.lists)
+        read = sum(outcome.counts["itemsOut", vertex.name] for vertex in streamSources(self._dag))
+        with self._lock:
+            self._states = outcome.states if not final else self._states
+            for key, count in outcome.counts.items():  # a vertex's processors are one run's, not their sum
+                self._counts[key] = count if key[0] == "processors" else self._counts[key] + count
+            self._microBatches.append(MicroBatchMetrics(batchId, time.perf_counter() - started, read))
+        self._publish(self._assertions.receive(outcome.lists))
 
     def _awaitEnd(self, query) -> None:
-        """Wait until the query ends (or stop it once the job is cancelled); raise what failed it."""
+        """Wait until the query ends (or stop it once the job is cancelled or an eventual
+        assertion timed out); raise what failed it."""
         try:
-            while query.isActive and not self._control.cancelled:
-                query.awaitTermination(POLL_SECONDS)
-        except Exception as error:
-            if self._failure is None:
-                raise JobError(f"Job '{self._jobName}': its streaming query failed: {error}") from error
+            while query.isActive and not self._control.cancelled and self._failure is None:
+                self._awaitQuery(query)
+                self._assertions.checkTimeouts()
         finally:
             query.stop()
         if self._control.cancelled:
             raise self._control.cancellation()
         if self._failure is not None:
             raise self._failure
+
+    def _awaitQuery(self, query) -> None:
+        """Wait a moment for the query to end; a failure of its own (not of a micro-batch) fails the job."""
+        try:
+            query.awaitTermination(POLL_SECONDS)
+        except Exception as error:
+            if self._failure is None:
+                raise JobError(f"Job '{self._jobName}': its streaming query failed: {error}") from error

@@ -156,7 +156,8 @@ def vertexLines(
     nameOf: Callable[[str], str], dag: DAG, vertex: Vertex, parallelism: object, figures: VertexMetrics | None
 ) -> list[str]:
     """Return the lines describing a vertex: its name and parallelism and, after a run, items in
-    and out, busy time, and the items in and out of each stage fused into it."""
+    and out, busy time, in a stream job the watermark it reached and the late events it dropped,
+    and the items in and out of each stage fused into it."""
     lines = [nameOf(vertex.name), f"parallelism {parallelism}"]
     role = eventTimeRole(vertex)
     if role is not None:
@@ -167,6 +168,10 @@ def vertexLines(
     lines[1] += f", {figures.processors} {processors}"
     hasInput, hasOutput = bool(dag.getInboundEdges(vertex.name)), bool(dag.getOutboundEdges(vertex.name))
     lines += [flowLine(figures, hasInput, hasOutput), f"{figures.seconds:.2f} s busy"]
+    if figures.watermark is not None:
+        lines.append(f"watermark {figures.watermark:,}")
+    if figures.lateEventsDropped:
+        lines.append(f"{figures.lateEventsDropped:,} late dropped")
     if len(figures.stages) > 1:
         lines += [
             f"{nameOf(stage.name)}: {stage.itemsIn:,} -> {stage.itemsOut:,}{itemChange(stage.itemsIn, stage.itemsOut)}"

@@ -8,7 +8,8 @@ import itertools
 import operator
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from types import MappingProxyType
 
 import attrs
 
@@ -58,6 +59,11 @@ class TaskMetrics:
             counts[itemsKey] += len(batch)
             yield batch
 
+    def countLateEvents(self, vertexName: str, events: int) -> None:
+        """Count the events a processor of the vertex dropped as late."""
+        if events:
+            self._counts["lateEventsDropped", vertexName] += events
+
     def stageCounts(self, vertexName: str, stageNames: tuple[str, ...]) -> list[int]:
         """Return the list a fused vertex fills: items into its first stage, then out of each."""
         counts = [0] * (len(stageNames) + 1)
@@ -103,6 +109,21 @@ class VertexMetrics:
     seconds: float
     stages: tuple[StageMetrics, ...]
     """The pipeline stages fused into the vertex, in order; empty unless there are several."""
+    watermark: int | None = None
+    """In a stream job, the watermark every processor of the vertex has reached (observed, or,
+    where none comes in, emitted); None before the first."""
+    lateEventsDropped: int = 0
+    """Events behind the watermark its processors dropped."""
+
+
+@attrs.frozen
+class MicroBatchMetrics:
+    """One run of a stream job's DAG: Spark's micro-batch ``batchId`` (-1: the run completing a
+    finite stream), how long it took and how many items its stream sources read."""
+
+    batchId: int
+    seconds: float
+    itemsRead: int
 
 
 @attrs.frozen
@@ -118,21 +139,27 @@ class EdgeMetrics:
 
 @attrs.frozen
 class JobMetrics:
-    """The figures of a finished job, per vertex (and fused stage) and per edge."""
+    """The figures of a job, per vertex (and fused stage) and per edge; a stream job's also per
+    micro-batch, and so far while it runs."""
 
     jobName: str
     seconds: float
     vertices: tuple[VertexMetrics, ...]
     edges: tuple[EdgeMetrics, ...]
+    microBatches: tuple[MicroBatchMetrics, ...] = ()
 
     @classmethod
-    def of(cls, jobName: str, seconds: float, dag: DAG, counts: Counter, shuffled: set) -> "JobMetrics":
+    def of(
+        cls, jobName: str, seconds: float, dag: DAG, counts: Counter, shuffled: set,
+        watermarks: Mapping[str, int] = MappingProxyType({}), microBatches: tuple[MicroBatchMetrics, ...] = (),
+    ) -> "JobMetrics":
         """Summarize the accumulated ``counts`` of ``dag``; ``shuffled`` holds the (source,
-        source ordinal) pairs of edges that crossed a shuffle."""
-        vertices = tuple(_vertexMetrics(vertex.name, counts) for vertex in dag)
+        source ordinal) pairs of edges that crossed a shuffle; a stream job gives the watermark
+        each vertex reached and its micro-batches."""
+        vertices = tuple(_vertexMetrics(vertex.name, counts, watermarks.get(vertex.name)) for vertex in dag)
         itemsIn = {vertex.name: vertex.itemsIn for vertex in vertices}
         edges = tuple(_edgeMetrics(e, counts, shuffled, itemsIn) for e in dag.edges())
-        return cls(jobName, seconds, vertices, edges)
+        return cls(jobName, seconds, vertices, edges, microBatches)
 
     def vertex(self, name: str) -> VertexMetrics:
         """Return the figures of the vertex ``name``."""
@@ -166,11 +193,15 @@ class JobMetrics:
 
     def format(self) -> str:
         """Return the figures as a table of text, one vertex (and fused stage) per line."""
-        lines = [f"Job '{self.jobName}': {self.seconds:.2f} s", "", "Vertices"]
+        lines = [f"Job '{self.jobName}': {self.seconds:.2f} s"]
+        if self.microBatches:
+            lines.append(self.microBatchLine())
+        lines += ["", "Vertices"]
         for vertex in self.vertices:
             lines.append(
                 f"  {vertex.name}: {vertex.itemsIn:,} in, {vertex.itemsOut:,} out, "
                 f"{vertex.seconds:.2f} s busy in {counted(vertex.processors, 'processor')}"
+                + _eventTimeFigures(vertex)
             )
             lines += [f"    {s.name}: {s.itemsIn:,} in, {s.itemsOut:,} out" for s in vertex.stages]
         lines += ["", "Edges"]
@@ -178,6 +209,26 @@ class JobMetrics:
             through = "kept in their tasks" if edge.shuffleBytes is None else f"{edge.shuffleBytes:,} bytes shuffled"
             lines.append(f"  {edge.sourceName} -> {edge.destName}: {counted(edge.items, 'item')}, {through}")
         return "\n".join(lines)
+
+
+    def microBatchLine(self) -> str:
+        """Return a stream job's micro-batches in a line: how many, items read, their durations."""
+        batches = self.microBatches
+        seconds = [batch.seconds for batch in batches]
+        noun = "micro-batch" if len(batches) == 1 else "micro-batches"
+        return (
+            f"{len(batches):,} {noun}, {counted(sum(b.itemsRead for b in batches), 'item')} read; "
+            f"{sum(seconds) / len(seconds):.2f} s each on average, the longest {max(seconds):.2f} s, "
+            f"the last {seconds[-1]:.2f} s"
+        )
+
+
+def _eventTimeFigures(vertex: VertexMetrics) -> str:
+    """Return ``, watermark 12,000, 3 late events dropped`` where a vertex has them."""
+    figures = "" if vertex.watermark is None else f", watermark {vertex.watermark:,}"
+    if vertex.lateEventsDropped:
+        figures += f", {counted(vertex.lateEventsDropped, 'late event')} dropped"
+    return figures
 
 
 def _edgeMetrics(edge: Edge, counts: Counter, shuffled: set, itemsIn: dict[str, int]) -> EdgeMetrics:
@@ -189,7 +240,7 @@ def _edgeMetrics(edge: Edge, counts: Counter, shuffled: set, itemsIn: dict[str, 
     return EdgeMetrics(source, edge.destName, itemsIn[edge.destName], None, ordinal)
 
 
-def _vertexMetrics(name: str, counts: Counter) -> VertexMetrics:
+def _vertexMetrics(name: str, counts: Counter, watermark: int | None = None) -> VertexMetrics:
     stages = tuple(
         StageMetrics(key[2], counts[key], counts["stageOut", name, key[2]])
         for key in counts
@@ -204,6 +255,8 @@ def _vertexMetrics(name: str, counts: Counter) -> VertexMetrics:
         itemsOut=counts["itemsOut", name],
         seconds=max(0.0, counts["seconds", name] - counts["upstreamSeconds", name]),
         stages=stages,
+        watermark=watermark,
+        lateEventsDropped=counts["lateEventsDropped", name],
     )
 
 

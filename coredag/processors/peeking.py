@@ -164,6 +164,11 @@ class PeekingProcessor(Processor):
     def __init__(self, inner: Processor, logger: ItemLogger) -> None:
         self._inner, self._logger = inner, logger
 
+    @property
+    def lateEventsDropped(self) -> int:
+        """As the inner processor (0 if it drops none)."""
+        return getattr(self._inner, "lateEventsDropped", 0)
+
     def init(self, outbox: Outbox, context: ProcessorContext) -> None:
         """Give the inner processor the logging outbox."""
         self._inner.init(PeekingOutbox(outbox, self._logger), context)

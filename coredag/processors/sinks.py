@@ -13,6 +13,7 @@ import attrs
 from sparkjet.coredag.api.processor import AbstractProcessor, ProcessorContext
 from sparkjet.coredag.api.standard import BatchFunction, StandardProcessorSupplier
 from sparkjet.coredag.errors import JobError, OutputError, describeStage, shorten
+from sparkjet.coredag.model.assertion import AssertionCheck
 from sparkjet.coredag.processors.output_paths import (
     checkLocalTarget,
     localPathOf,
@@ -46,7 +47,14 @@ class CreateDataFrame:
     schema: object = None
 
 
-TerminalOutput = CollectToList | SaveAsTextFiles | CreateDataFrame | None
+@attrs.frozen
+class CollectForAssertion:
+    """Terminal output: the driver runs ``check`` over the sink's items."""
+
+    check: AssertionCheck
+
+
+TerminalOutput = CollectToList | CollectForAssertion | SaveAsTextFiles | CreateDataFrame | None
 
 
 class SinkSupplier(StandardProcessorSupplier):
@@ -55,8 +63,19 @@ class SinkSupplier(StandardProcessorSupplier):
     terminalOutput: TerminalOutput = None
 
 
+class DriverSinkP(SinkSupplier):
+    """A sink whose items themselves go to the driver."""
+
+    def batchFunction(self, context: ProcessorContext) -> BatchFunction:
+        """Return the identity: the items themselves go to the driver."""
+        return iter
+
+    def __call__(self) -> "ForwardingSinkProcessor":
+        return ForwardingSinkProcessor(lambda item: item)
+
+
 @attrs.frozen
-class ListSinkP(SinkSupplier):
+class ListSinkP(DriverSinkP):
     """Appends every item to the list ``listName`` that ``Jet.getList`` returns."""
 
     listName: str
@@ -66,12 +85,17 @@ class ListSinkP(SinkSupplier):
         """Return where the items go: the driver's list."""
         return CollectToList(self.listName)
 
-    def batchFunction(self, context: ProcessorContext) -> BatchFunction:
-        """Return the identity: the items themselves go to the driver."""
-        return iter
 
-    def __call__(self) -> "ForwardingSinkProcessor":
-        return ForwardingSinkProcessor(lambda item: item)
+@attrs.frozen
+class AssertionSinkP(DriverSinkP):
+    """Hands every item to the driver, which runs an assertion over them (one processor, as Jet's)."""
+
+    check: AssertionCheck
+
+    @property
+    def terminalOutput(self) -> CollectForAssertion:
+        """Return where the items go: the driver's assertion."""
+        return CollectForAssertion(self.check)
 
 
 @attrs.frozen

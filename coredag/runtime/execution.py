@@ -71,7 +71,7 @@ def executeDag(
     counts = sc.accumulator(Counter(), CountsAccumulatorParam())
     states = sc.accumulator({}, StatesAccumulatorParam()) if microBatch is not None else None
     builder = RddBuilder(spark, dag, plan, jobName, counts, states, microBatch)
-    outputs = outputDirectories(sc, dag)
+    outputs = microBatch.outputs if microBatch is not None else outputDirectories(sc, dag)
     started = time.perf_counter()
     if control.cancelled:
         raise control.cancellation()

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 import attrs
 from pyspark.sql import DataFrame
 
+from sparkjet.coredag.runtime.output_directory import OutputDirectoryClaim
 from sparkjet.coredag.runtime.processor_state import ProcessorState
 
 
@@ -13,10 +14,12 @@ from sparkjet.coredag.runtime.processor_state import ProcessorState
 class MicroBatch:
     """Micro-batch ``batchId`` of a stream job: ``rows`` holds what every stream source read
     (None once the stream ended), ``restored`` the state each vertex's processors saved at the
-    end of the previous one. The job's processors save their state at the end unless the stream
-    ended (``final``): then they complete, emitting what they still hold."""
+    end of the previous one, ``outputs`` the directories the job claimed for its files sinks.
+    The job's processors save their state at the end unless the stream ended (``final``): then
+    they complete, emitting what they still hold."""
 
     batchId: int
     rows: DataFrame | None
     restored: Mapping[str, Mapping[int, ProcessorState]]
+    outputs: Mapping[str, OutputDirectoryClaim] = attrs.Factory(dict)
     final: bool = False

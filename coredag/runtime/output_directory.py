@@ -1,10 +1,13 @@
 """A job's output directory: refused when unsafe or taken, claimed when the write begins,
-committed whole, and on failure only what the job itself wrote is removed.
+committed whole, and on failure only what the job itself wrote is removed. A stream job claims
+the directory once and commits each micro-batch's part files into it under names of their own.
 
 The protocol, the same for a local path and a Hadoop URL: the job creates the directory
 itself (exclusively, so of two jobs racing for it one wins and the other touches nothing),
 Spark writes into a hidden staging directory inside it (readers skip hidden names, as
-Hadoop's do), and the commit moves the part files up, ``_SUCCESS`` last. An abort removes the
+Hadoop's do), and the commit moves the part files up, ``_SUCCESS`` last (a stream's micro-batch
+``n`` moves its non-empty part files up as ``part-<n>-<partition>``, one rename each, so no reader
+sees a partial file, and no ``_SUCCESS``: a stream has no end). An abort removes the
 staging directory, the files the commit moved, the directory if it is still empty, and the
 parents the job created, if empty: never anything the job did not create.
 """
@@ -24,16 +27,54 @@ _LAST = ("_SUCCESS", "._SUCCESS.crc")
 """Moved last by a commit: a reader that waits for ``_SUCCESS`` sees every part file."""
 
 
-class LocalOutputDirectory:
-    """A job's claim on a new local directory: what it created, so an abort removes just that."""
+def microBatchName(name: str, batch: int) -> str:
+    """Return the name part file (or checksum) ``name`` of micro-batch ``batch`` takes in the directory."""
+    return name.replace("part-", f"part-{batch:05d}-", 1)
+
+
+class OutputDirectoryClaim:
+    """What a local and a Hadoop output directory share: a claim made once, a staging directory
+    per write, and the micro-batch whose part files a stream's commit names."""
 
     def __init__(self, directory: str, origin: str) -> None:
         self.directory, self.origin = directory, origin
-        self.target = localPathOf(directory)
-        self.staging = os.path.join(self.target, STAGING_PREFIX + uuid.uuid4().hex)
-        self._createdParents: list[str] = []
         self._claimed = False
-        self._moved: list[str] = []
+        self._batch: int | None = None
+        self._moved: list = []
+        self._emptyParts: set[str] = set()
+
+    def startMicroBatch(self, batch: int) -> None:
+        """Write micro-batch ``batch`` of a stream next: a new staging directory; an abort then
+        removes only its files (and the directory, if still empty)."""
+        self._batch, self._moved = batch, []
+        self.staging = self._stagingPath()
+
+    def claimOnce(self) -> None:
+        """Claim the directory unless this job already did (a stream's later micro-batches)."""
+        if not self._claimed:
+            self.claim()
+
+    def _committedName(self, name: str, size: int) -> str | None:
+        """Return the name a staged file takes when committed, None for one a micro-batch drops
+        (``_SUCCESS``, empty part files and their checksums)."""
+        if self._batch is None:
+            return name
+        if name in _LAST or size == 0 or (name.endswith(".crc") and name[1:-4] in self._emptyParts):
+            return None
+        return microBatchName(name, self._batch)
+
+
+class LocalOutputDirectory(OutputDirectoryClaim):
+    """A job's claim on a new local directory: what it created, so an abort removes just that."""
+
+    def __init__(self, directory: str, origin: str) -> None:
+        super().__init__(directory, origin)
+        self.target = localPathOf(directory)
+        self.staging = self._stagingPath()
+        self._createdParents: list[str] = []
+
+    def _stagingPath(self) -> str:
+        return os.path.join(self.target, STAGING_PREFIX + uuid.uuid4().hex)
 
     @property
     def sparkPath(self) -> str:
@@ -73,11 +114,14 @@ class LocalOutputDirectory:
     def commit(self) -> None:
         """Move the part files Spark wrote up into the directory, ``_SUCCESS`` last."""
         names = sorted(os.listdir(self.staging), key=lambda name: name in _LAST)
+        sizes = {name: os.path.getsize(os.path.join(self.staging, name)) for name in names}
+        self._emptyParts = {name for name, size in sizes.items() if size == 0}
         for name in names:
-            if name.startswith("_temporary"):
+            committed = self._committedName(name, sizes[name])
+            if name.startswith("_temporary") or committed is None:
                 continue
-            os.rename(os.path.join(self.staging, name), os.path.join(self.target, name))
-            self._moved.append(name)
+            os.rename(os.path.join(self.staging, name), os.path.join(self.target, committed))
+            self._moved.append(committed)
         shutil.rmtree(self.staging)
 
     def abort(self) -> None:
@@ -99,22 +143,23 @@ def _removeQuietly(remove, path: str) -> None:
         pass
 
 
-class HadoopOutputDirectory:
+class HadoopOutputDirectory(OutputDirectoryClaim):
     """A job's claim on a new directory of a Hadoop file system (``hdfs://``, ``s3a://``,
     ``file://`` ...), through the driver's JVM: the same protocol as a local directory, the
     exclusive creation made by a claim file beside the directory (Hadoop's mkdirs is not
     exclusive)."""
 
     def __init__(self, directory: str, origin: str, sparkContext) -> None:
-        self.directory, self.origin = directory, origin
+        super().__init__(directory, origin)
         jvm = sparkContext._jvm
         self._Path = jvm.org.apache.hadoop.fs.Path
         self.target = self._Path(directory)
         self._fs = self.target.getFileSystem(sparkContext._jsc.hadoopConfiguration())
-        self.staging = self._Path(self.target, STAGING_PREFIX + uuid.uuid4().hex)
+        self.staging = self._stagingPath()
         self._createdParents: list = []
-        self._claimed = False
-        self._moved: list = []
+
+    def _stagingPath(self):
+        return self._Path(self.target, STAGING_PREFIX + uuid.uuid4().hex)
 
     @property
     def sparkPath(self) -> str:
@@ -157,11 +202,13 @@ class HadoopOutputDirectory:
     def commit(self) -> None:
         """Move the part files Spark wrote up into the directory, ``_SUCCESS`` last."""
         statuses = sorted(self._fs.listStatus(self.staging), key=lambda s: s.getPath().getName() in _LAST)
+        self._emptyParts = {status.getPath().getName() for status in statuses if status.getLen() == 0}
         for status in statuses:
             source = status.getPath()
-            if source.getName().startswith("_temporary"):
+            committed = self._committedName(source.getName(), status.getLen())
+            if source.getName().startswith("_temporary") or committed is None:
                 continue
-            destination = self._Path(self.target, source.getName())
+            destination = self._Path(self.target, committed)
             if not self._fs.rename(source, destination):
                 raise OutputError(
                     f"{self.origin}: could not move '{source.toString()}' to "

@@ -20,6 +20,13 @@ class ProcessorState:
     emittedWatermarks: tuple[int, ...] = ()
     observedWatermark: int = LONG_MIN
 
+    def reachedWatermark(self) -> int:
+        """Return the watermark the processor reached: the one it observed or, with no
+        watermark coming in (a source's add-timestamps), the highest it emitted."""
+        if self.observedWatermark != LONG_MIN:
+            return self.observedWatermark
+        return max(self.emittedWatermarks, default=LONG_MIN)
+
     def emittedTo(self, bucketCount: int) -> list[int]:
         """Return the last watermark emitted to each of ``bucketCount`` buckets (none yet: ``LONG_MIN``)."""
         return list(self.emittedWatermarks) if self.emittedWatermarks else [LONG_MIN] * bucketCount
@@ -37,3 +44,10 @@ class StatesAccumulatorParam:
         """Add the states of ``more`` into ``total`` and return it."""
         total.update(more)
         return total
+
+
+def vertexWatermarks(states: Mapping[str, Mapping[int, ProcessorState]]) -> dict[str, int]:
+    """Return, per vertex, the watermark every one of its processors has reached (vertices
+    with a processor that reached none are left out)."""
+    reached = {name: min(state.reachedWatermark() for state in byIndex.values()) for name, byIndex in states.items() if byIndex}
+    return {name: watermark for name, watermark in reached.items() if watermark != LONG_MIN}

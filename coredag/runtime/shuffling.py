@@ -36,6 +36,8 @@ def routeItems(
             yield target, data
     except TRANSPORTED as error:
         raise TransportedError(error) from None
+    # the markers' bytes crossed the shuffle, but they are not the edge's items
+    metrics.countShuffled(route.sourceName, route.sourceOrdinal, -len(markers) * route.downstreamCount, 0)
     counts.add(metrics.total())
 
 

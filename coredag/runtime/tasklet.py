@@ -87,15 +87,16 @@ class Snapshot:
 
 def runPartition(
     spec: TaskletSpec, index: int, items: Iterator, endOfInput: EndOfInput | None = None,
-    snapshot: Snapshot | None = None,
+    snapshot: Snapshot | None = None, metrics: TaskMetrics | None = None,
 ) -> Iterator:
     """Run processor ``index`` of the vertex over the partition's items.
 
     With several inbound edges ``items`` are ``(ordinal, item)`` pairs, the priority groups
     one after the other; with several buckets the output is ``(ordinal, item)`` pairs too.
     ``endOfInput`` gives the watermark (and idleness) the input reached, once it is consumed.
+    A processor counts the late events it dropped into ``metrics``, if given.
     """
-    context = spec.context(index)
+    context = spec.context(index, metrics)
     if spec.usesFastPath():
         return spec.processorSupplier.fastPath(context)(items)
     if len(spec.inboundOrdinals) == 1:
@@ -122,7 +123,7 @@ def runPartitionBatches(
     if spec.usesFastPath():
         output = spec.processorSupplier.batchFunction(spec.context(index, metrics))(batches)
         return output if endOfInput is None else itertools.chain(output, _forwarded(endOfInput, spec.bucketCount))
-    return batched(runPartition(spec, index, itertools.chain.from_iterable(batches), endOfInput, snapshot))
+    return batched(runPartition(spec, index, itertools.chain.from_iterable(batches), endOfInput, snapshot, metrics))
 
 
 def _forwarded(endOfInput: EndOfInput, bucketCount: int) -> Iterator[list]:
@@ -177,6 +178,8 @@ def runCooperatively(
             yield from loop.completeGroup(group, pending)
         yield from loop.repeat(processor.complete)
     finally:
+        if context.metrics is not None:
+            context.metrics.countLateEvents(spec.vertexName, getattr(processor, "lateEventsDropped", 0))
         processor.close()
 
 

@@ -11,7 +11,13 @@ from pyspark.sql import DataFrame, SparkSession
 from sparkjet.coredag.errors import DagError, JobError, OutputError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.processors.output_paths import localPathOf
-from sparkjet.coredag.processors.sinks import CollectToList, CreateDataFrame, SaveAsTextFiles, SinkSupplier
+from sparkjet.coredag.processors.sinks import (
+    CollectForAssertion,
+    CollectToList,
+    CreateDataFrame,
+    SaveAsTextFiles,
+    SinkSupplier,
+)
 from sparkjet.coredag.runtime.output_directory import HadoopOutputDirectory, LocalOutputDirectory
 from sparkjet.coredag.runtime.transport import TRANSPORTED, restoreError, summarizeFailure
 
@@ -49,18 +55,20 @@ def abortOutputs(awaitTasksEnded: Callable[[], None], outputs: Mapping[str, Outp
 
 def runTerminalVertices(
     spark: SparkSession, dag: DAG, vertexRdd: Callable[[str], RDD], outputs: Mapping[str, OutputDirectory]
-) -> tuple[dict[str, list], dict[str, DataFrame]]:
-    """Run the job: compute each vertex without outbound edges into its terminal output."""
-    lists: dict[str, list] = {}
+) -> tuple[dict[object, list], dict[str, DataFrame]]:
+    """Run the job: compute each vertex without outbound edges into its terminal output; the
+    items collected to the driver come back by list name (an assertion sink's: by its check)."""
+    lists: dict[object, list] = {}
     dataFrames: dict[str, DataFrame] = {}
     for vertex in dag:
         rdd = vertexRdd(vertex.name)  # topological order: no deep recursion
         if dag.getOutboundEdges(vertex.name):
             continue
         output = terminalOutputOf(vertex.processorSupplier)
-        if isinstance(output, CollectToList):
+        if isinstance(output, CollectToList | CollectForAssertion):
             batches = rdd.collect()
-            lists.setdefault(output.listName, []).extend(itertools.chain.from_iterable(batches))
+            collectedAs = output.listName if isinstance(output, CollectToList) else output.check
+            lists.setdefault(collectedAs, []).extend(itertools.chain.from_iterable(batches))
         elif isinstance(output, SaveAsTextFiles):
             saveAsTextFiles(rdd, outputs[vertex.name])
         elif isinstance(output, CreateDataFrame):
@@ -75,7 +83,7 @@ def runTerminalVertices(
 def saveAsTextFiles(batches: RDD, output: OutputDirectory) -> None:
     """Claim the new directory, then have Spark write the lines into its staging directory; a
     failure of the write itself (one naming where it writes) names the directory and the cause."""
-    output.claim()
+    output.claimOnce()
     try:
         batches.mapPartitions(itertools.chain.from_iterable).saveAsTextFile(output.sparkPath)
     except Exception as error:

@@ -4,6 +4,7 @@ fails the job with the stage-named error a batch job gives."""
 
 import concurrent.futures
 import os
+import re
 import time
 
 import pytest
@@ -75,3 +76,56 @@ def test_a_user_error_fails_a_stream_job_naming_the_stage(jet):
     with pytest.raises(UserFunctionError, match=r"Stage 'map' \(defined at test_stream_jobs.py:\d+\) failed on item 'item-3'"):
         job.join()
     assert job.getStatus() is JobStatus.FAILED
+
+
+def committedLines(directory) -> dict[str, list[str]]:
+    """Return the lines of each visible file (not checksums) of ``directory``."""
+    names = sorted(name for name in os.listdir(directory) if not name.startswith("."))
+    return {name: (directory / name).read_text().splitlines() for name in names}
+
+
+def test_a_files_sink_gets_the_part_files_of_each_micro_batch(jet, tmp_path):
+    out = tmp_path / "out"
+    p = Pipeline.create()
+    events = [(number, f"item-{number}") for number in range(7)]
+    p.readFrom(TestSources.finiteStream(events, itemsPerBatch=3)).withoutTimestamps().writeTo(Sinks.files(str(out)))
+    jet.newJob(p).join()
+    visible = [name for name in os.listdir(out) if not name.startswith(".")]
+    assert visible and all(re.fullmatch(r"part-\d{5}-\d{5}", name) for name in visible), visible
+    assert not [name for name in os.listdir(out) if name.startswith(".sparkjet-staging")]
+    lines = committedLines(out)
+    assert sorted(line for name in visible for line in lines[name]) == sorted(item for _, item in events)
+    batches = {name.split("-")[1] for name in visible}
+    assert len(batches) == 3, "one micro-batch per three items, each in files of its own"
+
+
+def failsOn(number: int):
+    def failing(item: str) -> str:
+        if item == f"item-{number}":
+            raise ValueError(f"{number} is right out")
+        return item
+
+    return failing
+
+
+def test_a_failed_stream_job_keeps_the_micro_batches_it_committed_and_nothing_partial(jet, tmp_path):
+    out = tmp_path / "out"
+    p = Pipeline.create()
+    events = [(number, f"item-{number}") for number in range(6)]
+    (p.readFrom(TestSources.finiteStream(events, itemsPerBatch=2)).withoutTimestamps()
+      .map(failsOn(3)).writeTo(Sinks.files(str(out))))
+    with pytest.raises(UserFunctionError):
+        jet.newJob(p).join()
+    assert sorted(line for lines in committedLines(out).values() for line in lines) == ["item-0", "item-1"]
+    assert all(name.startswith("part-00000-") or name.startswith(".part-00000-") for name in os.listdir(out))
+
+
+def test_a_stream_job_failing_before_it_wrote_removes_the_directory_it_made(jet, tmp_path):
+    out = tmp_path / "made" / "out"
+    p = Pipeline.create()
+    events = [(number, f"item-{number}") for number in range(4)]
+    (p.readFrom(TestSources.finiteStream(events, itemsPerBatch=2)).withoutTimestamps()
+      .map(failsOn(0)).writeTo(Sinks.files(str(out))))
+    with pytest.raises(UserFunctionError):
+        jet.newJob(p).join()
+    assert os.listdir(tmp_path) == []

@@ -162,9 +162,8 @@ def test_the_rows_of_the_rate_source_become_simple_events():
     assert GeneratedEvents(SimpleEvent, timestamped=True)([(None, 1_000, 3)]) == [JetEvent(1_000, SimpleEvent(1_000, 3))]
 
 
-@pytest.mark.parametrize("sink", [Sinks.files("out"), Sinks.dataframe("frame")])
-def test_a_stream_job_refuses_sinks_made_once_per_job_before_it_starts(sink):
+def test_a_stream_job_refuses_a_dataframe_sink_before_it_starts():
     p = Pipeline.create()
-    p.readFrom(Sources.fileWatcher("in")).withoutTimestamps().writeTo(sink)
-    with pytest.raises(DagError, match=r"takes a stream, but Sinks\.\w+.* (write|makes) one whole output per job"):
+    p.readFrom(Sources.fileWatcher("in")).withoutTimestamps().writeTo(Sinks.dataframe("frame"))
+    with pytest.raises(DagError, match=r"takes a stream, but Sinks\.dataframe makes one whole DataFrame per job"):
         Jet().newJob(p)

@@ -68,3 +68,22 @@ def test_session_windows_of_a_stream_are_jets_documented_sessions(jet):
     jet.newJob(p).join()
     sessions = sorted((r.start, r.end, r.result) for r in jet.getList("sessions"))
     assert sessions == [(0, 3, 2), (4, 6, 1), (8, 12, 3), (15, 17, 1)]
+
+
+def test_a_stream_jobs_metrics_show_its_micro_batches_watermarks_and_late_events(jet):
+    p = Pipeline.create()
+    events = [(100, "a"), (110, "b"), (0, "late"), (120, "a")]  # 0 comes after the watermark reached 110
+    (p.readFrom(TestSources.finiteStream(events, itemsPerBatch=2)).withNativeTimestamps(0)
+      .groupingKey(wholeItem()).window(WindowDefinition.tumbling(50))
+      .aggregate(AggregateOperations.counting())
+      .writeTo(Sinks.list("late")))
+    job = jet.newJob(p)
+    job.join()
+    metrics = job.metrics()
+    assert [batch.itemsRead for batch in metrics.microBatches] == [2, 2, 0], "two micro-batches, then the final run"
+    assert metrics.vertex("sliding-window").lateEventsDropped == 1
+    assert metrics.vertex("finiteStream-add-timestamps").watermark == 120
+    assert metrics.vertex("sliding-window").watermark == 120
+    assert "3 micro-batches, 4 items read" in metrics.format()
+    assert "1 late event dropped" in metrics.format()
+    assert sorted((r.start, r.key, r.result) for r in jet.getList("late")) == [(100, "a", 2), (100, "b", 1)]

@@ -1,0 +1,73 @@
+"""The driver's side of a job's assertion sinks: each check gets the items its sink collected,
+a micro-batch at a time in a stream job, and fails or ends the job as Jet's assertion sinks do."""
+
+import time
+from collections.abc import Callable, Mapping
+
+from sparkjet.coredag.model.assertion import AssertionCheck, AssertionCompletedException
+from sparkjet.coredag.model.dag import DAG
+from sparkjet.coredag.processors.sinks import CollectForAssertion
+from sparkjet.coredag.runtime.terminal_outputs import terminalOutputOf
+
+
+class AssertionRun:
+    """One check over the items collected so far; its timeout counts from the job's start."""
+
+    def __init__(self, check: AssertionCheck, clock: Callable[[], float] = time.monotonic) -> None:
+        self.check, self._clock = check, clock
+        self.collected: list = []
+        self.lastError: AssertionError | None = None
+        self._started = clock()
+
+    def receive(self, items: list) -> None:
+        """Collect ``items``; an eventual check runs after each and ends the job once it passes."""
+        if self.check.timeoutSeconds is None:
+            self.collected.extend(items)
+            return
+        for item in items:
+            self.collected.append(item)
+            try:
+                self.check.assertFn(self.collected)
+            except AssertionError as error:
+                self.lastError = error
+                continue
+            raise AssertionCompletedException("Assertion passed successfully")
+
+    def checkTimeout(self) -> None:
+        """Fail an eventual check whose timeout passed, with its last error."""
+        timeout = self.check.timeoutSeconds
+        if timeout is not None and self._clock() - self._started > timeout:
+            raise AssertionError(
+                f"{self.check.name}: the assertion did not pass within {timeout} s: {self.lastError}"
+            ) from self.lastError
+
+    def complete(self) -> None:
+        """Run the check over every item, the input being consumed."""
+        self.check.assertFn(self.collected)
+
+
+class JobAssertions:
+    """The assertion sinks of one job."""
+
+    def __init__(self, dag: DAG, clock: Callable[[], float] = time.monotonic) -> None:
+        outputs = (terminalOutputOf(vertex.processorSupplier) for vertex in dag)
+        self._runs = {
+            output.check: AssertionRun(output.check, clock) for output in outputs if isinstance(output, CollectForAssertion)
+        }
+
+    def receive(self, collected: Mapping[object, list]) -> dict[str, list]:
+        """Give each check the items its sink collected; return the other (list sinks') items."""
+        for key, items in collected.items():
+            if key in self._runs:
+                self._runs[key].receive(items)
+        return {key: items for key, items in collected.items() if key not in self._runs}
+
+    def checkTimeouts(self) -> None:
+        """Fail the job if an eventual check's timeout passed."""
+        for run in self._runs.values():
+            run.checkTimeout()
+
+    def complete(self) -> None:
+        """Run every check over all its items: the job's input is consumed."""
+        for run in self._runs.values():
+            run.complete()
