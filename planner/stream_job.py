@@ -32,6 +32,25 @@ def streamSources(dag: DAG) -> list:
     return [vertex for vertex in dag if getattr(vertex.processorSupplier, "readsStream", False)]
 
 
+HEARTBEAT_SOURCE = "__heartbeat__"
+"""The source name of the rows that make Spark run a micro-batch every trigger without new input."""
+
+
+def needsHeartbeat(dag: DAG, physical: PhysicalPlan) -> bool:
+    """Return whether time alone moves the job on, so it must run without new input: a
+    watermark following the wall clock (ingestion time), early results, or an idle timeout where
+    several processors insert watermarks (one turning idle lets the others' through)."""
+    suppliers = {vertex.name: getattr(vertex.processorSupplier, "inner", vertex.processorSupplier) for vertex in dag}
+    inserting = [name for name, supplier in suppliers.items() if getattr(supplier, "emitsWatermarks", False)]
+    several = sum(physical.vertex(name).parallelism for name in inserting) > 1
+    return any(
+        getattr(supplier, "needsHeartbeat", False)
+        or getattr(supplier, "earlyResultsPeriod", 0) > 0
+        or (several and getattr(supplier, "idleTimeoutMillis", 0) > 0)
+        for supplier in suppliers.values()
+    )
+
+
 def checkStreamSinks(dag: DAG) -> None:
     """Refuse the sink a stream job cannot write: a DataFrame, made once per job."""
     for vertex in dag:
@@ -100,12 +119,23 @@ class StreamRun:
             source.streamingRows(self._spark, f"{workDirectory}/source-{number}")
             for number, source in enumerate(self._sources)
         ]
+        if not self._finite and needsHeartbeat(self._dag, self._physical):
+            frames.append(self._heartbeat())
         rows = functools.reduce(lambda left, right: left.unionByName(right), frames)
         writer = rows.writeStream.foreachBatch(self._onMicroBatch).option(
             "checkpointLocation", f"{workDirectory}/checkpoint"
         ).queryName(self._jobName)
         trigger = {"availableNow": True} if self._finite else {"processingTime": f"{TRIGGER_MILLIS} milliseconds"}
         return writer.trigger(**trigger).start()
+
+    def _heartbeat(self):
+        """Return a row a second, read by no source: Spark runs no micro-batch without new
+        offsets, and these give it some, so watermarks and early results move on without input."""
+        rate = self._spark.readStream.format("rate").option("rowsPerSecond", 1).load()
+        return rate.selectExpr(
+            f"'{HEARTBEAT_SOURCE}' AS source", "CAST(NULL AS STRING) AS text",
+            "CAST(NULL AS BIGINT) AS eventTime", "CAST(NULL AS BIGINT) AS sequence",
+        )
 
     def _onMicroBatch(self, rows, batchId: int) -> None:
         """Run the DAG over one micro-batch; a failure is kept, to fail the job with it, and ends the query."""

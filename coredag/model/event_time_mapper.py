@@ -80,6 +80,15 @@ class EventTimeMapper:
         self._watermarks[partitionIndex] = watermark
         self._lastEmittedWm = min(self._watermarks)
 
+    def idleAt(self, partitionIndex: int) -> int:
+        """Return when (on the clock) a partition without more events turns idle."""
+        return self._markIdleAt[partitionIndex]
+
+    def restoreIdleAt(self, partitionIndex: int, idleAt: int) -> None:
+        """Restore when a partition without more events turns idle (a stream's next micro-batch
+        goes on counting its idle time)."""
+        self._markIdleAt[partitionIndex] = idleAt
+
     def _advance(self, now: int, maxWatermark: int) -> list:
         lowest = LONG_MAX
         for index, policy in enumerate(self._wmPolicies):

@@ -9,10 +9,13 @@ from typing import ClassVar
 import attrs
 
 from sparkjet.coredag.api.processor import AbstractProcessor
-from sparkjet.coredag.model.broadcast_key import broadcastKey
+from sparkjet.coredag.model.broadcast_key import BroadcastKey, broadcastKey
 from sparkjet.coredag.model.event_time_mapper import Clock, EventTimeMapper
-from sparkjet.coredag.model.event_time_policy import EventTimePolicy
+from sparkjet.coredag.model.event_time_policy import EventTimePolicy, LimitingRealTimeLag, wallClockMillis
 from sparkjet.coredag.model.watermark import LONG_MAX
+
+IDLE_AT = "IDLE_AT"
+"""The broadcast snapshot key of the wall-clock time an add-timestamps processor's partition turns idle."""
 
 
 @attrs.frozen
@@ -25,19 +28,30 @@ class InsertWatermarksP:
     emitsWatermarks: ClassVar[bool] = True
     """A job with such a vertex carries watermarks between its processors."""
 
+    @property
+    def needsHeartbeat(self) -> bool:
+        """Whether its watermark moves without events: it follows the wall clock (ingestion time)."""
+        return isinstance(self.eventTimePolicy.newWmPolicyFn, LimitingRealTimeLag)
+
+    @property
+    def idleTimeoutMillis(self) -> int:
+        """After how long without events its partition is idle (0: never)."""
+        return self.eventTimePolicy.idleTimeoutMillis
+
     def __call__(self) -> "InsertWatermarksProcessor":
-        return InsertWatermarksProcessor(EventTimeMapper(self.eventTimePolicy, self.clock))
+        return InsertWatermarksProcessor(EventTimeMapper(self.eventTimePolicy, self.clock), self.clock)
 
 
 class InsertWatermarksProcessor(AbstractProcessor):
     """Emits each event after the watermark it lets through; between events, time alone may
     let a watermark or the idle message through."""
 
-    def __init__(self, eventTimeMapper: EventTimeMapper) -> None:
-        self._eventTimeMapper = eventTimeMapper
+    def __init__(self, eventTimeMapper: EventTimeMapper, clock: Clock) -> None:
+        self._eventTimeMapper, self._clock = eventTimeMapper, clock
         self._eventTimeMapper.addPartitions(1)
         self._output: Iterator | None = None
         self._minRestoredWm = LONG_MAX
+        self._latestRestoredIdleAt: int | None = None
 
     def tryProcess(self, ordinal: int | None = None, item=None) -> bool:
         """Emit what ``item`` (or, as the idle hook, the passing time) lets through."""
@@ -50,17 +64,26 @@ class InsertWatermarksProcessor(AbstractProcessor):
         return False
 
     def saveToSnapshot(self) -> bool:
-        """Save the watermark this processor's partition reached, under a key of its own, as Jet's does."""
+        """Save the watermark this processor's partition reached, under a key of its own, as
+        Jet's does, and (wall clock) when it turns idle without more events."""
+        mapper = self._eventTimeMapper
+        idleAt = wallClockMillis() + (mapper.idleAt(0) - self._clock()) // 1_000_000
         return self.tryEmitToSnapshot(
-            broadcastKey(self.context.globalProcessorIndex), self._eventTimeMapper.getWatermark(0)
-        )
+            broadcastKey(self.context.globalProcessorIndex), mapper.getWatermark(0)
+        ) and self.tryEmitToSnapshot(broadcastKey(IDLE_AT), idleAt)
 
-    def restoreFromSnapshot(self, key: object, value: int) -> None:
-        """Take the lowest of the watermarks restored."""
-        self._minRestoredWm = min(self._minRestoredWm, value)
+    def restoreFromSnapshot(self, key: BroadcastKey, value: int) -> None:
+        """Take the lowest of the watermarks restored, and the latest time to turn idle."""
+        if key.key == IDLE_AT:
+            self._latestRestoredIdleAt = max(value, self._latestRestoredIdleAt or value)
+        else:
+            self._minRestoredWm = min(self._minRestoredWm, value)
 
     def finishSnapshotRestore(self) -> bool:
-        """Start from the restored watermark: none at or below it is emitted again."""
+        """Start from the restored watermark (none at or below it is emitted again) and idle time."""
         if self._minRestoredWm != LONG_MAX:
             self._eventTimeMapper.restoreWatermark(0, self._minRestoredWm)
+        if self._latestRestoredIdleAt is not None:
+            nanosLeft = (self._latestRestoredIdleAt - wallClockMillis()) * 1_000_000
+            self._eventTimeMapper.restoreIdleAt(0, self._clock() + nanosLeft)
         return True

@@ -87,14 +87,20 @@ class SessionWindowProcessor(WindowProcessor):
         return self._emitOutput()
 
     def saveToSnapshot(self) -> bool:
-        """Save each key's open sessions and the current watermark, as Jet's does."""
-        return self.emitFromTraverserToSnapshot(iter(self.keyToWindows.items())) and self.tryEmitToSnapshot(
-            broadcastKey(CURRENT_WATERMARK), self.currentWatermark
+        """Save each key's open sessions and the current watermark, as Jet's does (and when
+        early results were last emitted)."""
+        return (
+            self.emitFromTraverserToSnapshot(iter(self.keyToWindows.items()))
+            and self.tryEmitToSnapshot(broadcastKey(CURRENT_WATERMARK), self.currentWatermark)
+            and self.saveEarlyResultsTime()
         )
 
     def restoreFromSnapshot(self, key: object, value: object) -> None:
-        """Take back one key's sessions, or the current watermark (the lowest of those restored)."""
+        """Take back one key's sessions, the current watermark (the lowest of those restored) or
+        when early results were last emitted."""
         if isinstance(key, BroadcastKey):
+            if self.restoredEarlyResultsTime(key, value):
+                return
             self._minRestoredCurrentWatermark = lowestRestored(
                 key, CURRENT_WATERMARK, value, self._minRestoredCurrentWatermark
             )

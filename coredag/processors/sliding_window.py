@@ -122,13 +122,18 @@ class SlidingWindowProcessor(WindowProcessor):
         frames = (
             (SnapshotKey(frameTs, key), acc) for frameTs, frame in self.tsToKeyToAcc.items() for key, acc in frame.items()
         )
-        return self.emitFromTraverserToSnapshot(frames) and self.tryEmitToSnapshot(
-            broadcastKey(NEXT_WIN_TO_EMIT), self.nextWinToEmit
+        return (
+            self.emitFromTraverserToSnapshot(frames)
+            and self.tryEmitToSnapshot(broadcastKey(NEXT_WIN_TO_EMIT), self.nextWinToEmit)
+            and self.saveEarlyResultsTime()
         )
 
     def restoreFromSnapshot(self, key: object, value: object) -> None:
-        """Take back one key's accumulator of a frame, or the next window to emit (the lowest of those restored)."""
+        """Take back one key's accumulator of a frame, the next window to emit (the lowest of
+        those restored) or when early results were last emitted."""
         if isinstance(key, BroadcastKey):
+            if self.restoredEarlyResultsTime(key, value):
+                return
             self._minRestoredNextWinToEmit = lowestRestored(key, NEXT_WIN_TO_EMIT, value, self._minRestoredNextWinToEmit)
             return
         frame = self.tsToKeyToAcc.setdefault(key.timestamp, {})

@@ -7,7 +7,12 @@ from collections.abc import Callable, Iterator
 
 from sparkjet.coredag.api.processor import AbstractProcessor, ProcessorContext
 from sparkjet.coredag.errors import ProcessorContractError, UserFunctionError, shorten
-from sparkjet.coredag.model.broadcast_key import BroadcastKey
+from sparkjet.coredag.model.broadcast_key import BroadcastKey, broadcastKey
+from sparkjet.coredag.model.event_time_policy import wallClockMillis
+
+EARLY_RESULTS_AT = "EARLY_RESULTS_AT"
+"""The broadcast snapshot key of the wall-clock time a window processor last emitted early
+results: a stream's next micro-batch goes on from it."""
 
 OutputFn = Callable[[int, int, object, object, bool], object]
 """Makes an output item of ``(start, end, key, result, isEarly)``, as Jet's KeyedWindowResultFunction."""
@@ -58,6 +63,21 @@ class WindowProcessor(AbstractProcessor):
     @abc.abstractmethod
     def _earlyWindows(self) -> Iterator | None:
         """Return early results of the open windows, or None when there are none."""
+
+    def saveEarlyResultsTime(self) -> bool:
+        """Save when early results were last emitted (wall clock), where there are any."""
+        if self._earlyResultsPeriod == 0:
+            return True
+        sinceLast = self._clock() - self._lastEarlyResults
+        return self.tryEmitToSnapshot(broadcastKey(EARLY_RESULTS_AT), wallClockMillis() - sinceLast)
+
+    def restoredEarlyResultsTime(self, key: BroadcastKey, value: int) -> bool:
+        """Take back when early results were last emitted (the earliest saved), if ``key`` is
+        that; return whether it was."""
+        if key.key != EARLY_RESULTS_AT:
+            return False
+        self._lastEarlyResults = min(self._lastEarlyResults, self._clock() - (wallClockMillis() - value))
+        return True
 
     def _emitOutput(self) -> bool:
         if self.emitFromTraverser(self._output):

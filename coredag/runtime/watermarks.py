@@ -12,26 +12,29 @@ from collections.abc import Iterable, Iterator
 
 import attrs
 
-from sparkjet.coredag.model.watermark import LONG_MIN, Watermark
+from sparkjet.coredag.model.watermark import IDLE_MESSAGE, LONG_MIN, Watermark
 from sparkjet.coredag.model.watermark_coalescer import WatermarkCoalescer
 
 
 @attrs.frozen
 class WatermarkMarker:
     """The last watermark upstream processor ``sourceIndex`` emitted to an edge (``LONG_MIN``:
-    none yet), sent after its items to every downstream processor."""
+    none yet) and whether it then went ``idle``, sent after its items to every downstream
+    processor: a queue that reached a watermark, then turned idle, is both, in that order."""
 
     sourceIndex: int
     timestamp: int
+    idle: bool = False
 
 
 class OutputWatermarks:
     """Takes the watermarks out of a processor's output, keeping the last one of each outbound
-    bucket (from ``emitted`` on, in a stream's later micro-batches), and makes the markers that
-    follow its last item."""
+    bucket (from ``emitted`` on, in a stream's later micro-batches) and whether the idle message
+    followed it, and makes the markers that follow its last item."""
 
     def __init__(self, emitted: list[int]) -> None:
         self._last = list(emitted)
+        self._idle = [False] * len(self._last)
 
     def emitted(self) -> tuple[int, ...]:
         """Return the last watermark emitted to each bucket so far."""
@@ -47,10 +50,8 @@ class OutputWatermarks:
     def markers(self, index: int) -> Iterator[list]:
         """Yield the batch of processor ``index``'s markers, one per bucket (``(ordinal, marker)``
         pairs where there are several), once its output is consumed."""
-        if len(self._last) == 1:
-            yield [WatermarkMarker(index, self._last[0])]
-        else:
-            yield [(ordinal, WatermarkMarker(index, timestamp)) for ordinal, timestamp in enumerate(self._last)]
+        markers = [WatermarkMarker(index, timestamp, idle) for timestamp, idle in zip(self._last, self._idle)]
+        yield markers if len(markers) == 1 else list(enumerate(markers))
 
     def _isWatermark(self, item: object) -> bool:
         several = len(self._last) > 1
@@ -58,7 +59,10 @@ class OutputWatermarks:
         if not isinstance(watermark, Watermark):
             return False
         for ordinal in (item[0],) if several else (0,):
-            self._last[ordinal] = watermark.timestamp
+            if watermark.isIdle():
+                self._idle[ordinal] = True
+            else:
+                self._last[ordinal], self._idle[ordinal] = watermark.timestamp, False
         return True
 
 
@@ -73,7 +77,7 @@ class InputMarkers:
 
     def __init__(self, tagged: bool, ordinal: int, observed: int = LONG_MIN) -> None:
         self._tagged, self._ordinal = tagged, ordinal
-        self._markers: dict[tuple[int, int], int] = {}
+        self._markers: dict[tuple[int, int], WatermarkMarker] = {}
         self.observed = observed
 
     def items(self, batches: Iterable[list]) -> Iterator[list]:
@@ -87,19 +91,21 @@ class InputMarkers:
         ordinal, marker = item if self._tagged else (self._ordinal, item)
         if not isinstance(marker, WatermarkMarker):
             return False
-        self._markers[(ordinal, marker.sourceIndex)] = marker.timestamp
+        self._markers[(ordinal, marker.sourceIndex)] = marker
         return True
 
     def coalesced(self) -> tuple[Watermark | None, bool]:
         """Return the watermark every input queue has reached (None if some queue has none yet),
-        and whether every queue is idle (the idle message goes on, as Jet's tasklet forwards it)."""
-        timestamps = sorted(self._markers.values())
-        coalescer, reached, idle = WatermarkCoalescer(len(timestamps)), None, False
+        and whether every queue is idle (the idle message goes on, as Jet's tasklet forwards it).
+        Each queue's last watermark is observed first, lowest first, then the idle messages."""
+        markers = sorted(self._markers.values(), key=_markerTimestamp)
+        coalescer, reached, idle = WatermarkCoalescer(len(markers)), None, False
         observed = [
-            coalescer.observeWm(queue, Watermark(timestamp))
-            for queue, timestamp in enumerate(timestamps)
-            if timestamp != LONG_MIN  # a queue without a watermark holds the others back
+            coalescer.observeWm(queue, Watermark(marker.timestamp))
+            for queue, marker in enumerate(markers)
+            if marker.timestamp != LONG_MIN  # a queue without a watermark holds the others back
         ]
+        observed += [coalescer.observeWm(queue, IDLE_MESSAGE) for queue, marker in enumerate(markers) if marker.idle]
         for watermark in [*observed, coalescer.checkWmHistory()]:
             if watermark is not None and watermark.isIdle():
                 idle = True
@@ -108,3 +114,7 @@ class InputMarkers:
         if reached is not None:
             self.observed = reached.timestamp
         return reached, idle
+
+
+def _markerTimestamp(marker: WatermarkMarker) -> int:
+    return marker.timestamp

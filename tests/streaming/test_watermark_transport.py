@@ -30,8 +30,21 @@ def test_a_queue_without_a_watermark_holds_the_others_back():
 
 
 def test_idle_queues_are_left_out_and_all_idle_goes_on():
-    assert reached(markersOf(30, IDLE_MESSAGE.timestamp))[1] == (Watermark(30), False)
-    assert reached(markersOf(IDLE_MESSAGE.timestamp, IDLE_MESSAGE.timestamp))[1] == (None, True)
+    assert reached([[WatermarkMarker(0, 30), WatermarkMarker(1, LONG_MIN, idle=True)]])[1] == (Watermark(30), False)
+    assert reached([[WatermarkMarker(0, LONG_MIN, idle=True)] * 2])[1] == (None, True)
+
+
+def test_a_queue_that_reached_a_watermark_then_went_idle_forwards_it_before_the_idle_message():
+    # Jet's coalescer saw 500, then the other queue idle (500 goes on), then this one idle
+    markers = [[WatermarkMarker(0, 500, idle=True), WatermarkMarker(1, LONG_MIN, idle=True)]]
+    assert reached(markers)[1] == (Watermark(500), True)
+
+
+def test_the_output_remembers_the_watermark_before_the_idle_message():
+    watermarks = OutputWatermarks([LONG_MIN])
+    list(watermarks.items([[Watermark(500), IDLE_MESSAGE]]))
+    assert list(watermarks.markers(2)) == [[WatermarkMarker(2, 500, idle=True)]]
+    assert watermarks.emitted() == (500,)
 
 
 def test_tagged_inputs_are_queues_per_ordinal_and_sender():
