@@ -13,6 +13,7 @@ from sparkjet.pipeline.errors import DuplicateKeyError, PipelineError
 from sparkjet.pipeline.functions import wholeItem
 from sparkjet.pipeline.pipeline import Pipeline
 from sparkjet.pipeline.sinks import Sinks
+from sparkjet.pipeline.source_builder import SourceBuilder
 from sparkjet.pipeline.sources import Sources
 from sparkjet.pipeline.stage import BatchStage, BatchStageWithKey, HashJoinBuilder, SinkStage
 from sparkjet.pipeline.stream_source_stage import StreamSourceStage
@@ -41,6 +42,7 @@ __all__ = [
     "ServiceFactory",
     "SinkStage",
     "Sinks",
+    "SourceBuilder",
     "Sources",
     "SimpleEvent",
     "StreamSource",

@@ -13,11 +13,22 @@ import attrs
 from sparkjet.coredag.api.service_factory import ServiceFactory
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.model.jet_event import FlatMappedEvent, MappedEvent, OnPayload, payloadOf
+from sparkjet.coredag.processors.coaggregation import coAggregateOperation
 from sparkjet.coredag.processors.keyed import AccumulatorHolder, RollingAccumulation, StatefulKind
+from sparkjet.pipeline.aggregate_operations import AggregateOperations
 from sparkjet.pipeline.errors import PipelineError
-from sparkjet.pipeline.functions import checkAggregateOperation, checkFunction
+from sparkjet.pipeline.functions import checkAggregateOperation, checkFunction, wholeItem
 from sparkjet.pipeline.sinks import Sink
-from sparkjet.pipeline.stage import BatchStage, BatchStageWithKey, HashJoinBuilder, SinkStage, Stage, attachFedBy
+from sparkjet.pipeline.stage import (
+    AggregateBuilder,
+    AggregateBuilder1,
+    BatchStage,
+    BatchStageWithKey,
+    HashJoinBuilder,
+    SinkStage,
+    Stage,
+    attachFedBy,
+)
 from sparkjet.pipeline.transforms import (
     FilterTransform,
     FlatMapTransform,
@@ -248,7 +259,7 @@ class StreamStageWithKey:
 
     def window(self, windowDefinition) -> "StageWithKeyAndWindow":
         """Return this stage's items grouped into windows of ``windowDefinition`` per key."""
-        return StageWithKeyAndWindow(self.stage, self.keyFn, _checkedWindow(windowDefinition, self.stage))
+        return StageWithKeyAndWindow(self.stage, _checkedWindow(windowDefinition, self.stage), self.keyFn)
 
     def mapStateful(self, *arguments) -> StreamStage:
         """Jet's two forms: ``mapStateful(createFn, mapFn)`` maps each item with ``mapFn(state,
@@ -327,41 +338,108 @@ def _statefulArguments(stage: StreamStage, name: str, arguments: tuple, paramete
 
 
 @attrs.frozen
-class StageWithWindow:
-    """A stream stage's items in windows; ``aggregate`` emits a ``WindowResult`` per window."""
+class WindowedAggregations:
+    """What a stream stage's windows aggregate into, alone or with other streams' items in the
+    same windows (Jet's ``aggregate2``, ``aggregate3``, ``aggregateBuilder``), and ``distinct``."""
 
     stage: StreamStage
     windowDefinition: SlidingWindowDefinition | SessionWindowDefinition
+
+    def aggregate(self, aggrOp: AggregateOperation) -> StreamStage:
+        """Aggregate each window's items (per key, where keyed) into one result."""
+        return self._coAggregateWith((self,), aggrOp)
+
+    def aggregate2(self, first, second, aggrOp1: AggregateOperation | None = None) -> StreamStage:
+        """Jet's two forms: ``aggregate2(aggrOp0, stage1, aggrOp1)``, each stream's items in a
+        window aggregated by its operation, the result ``(r0, r1)``; ``aggregate2(stage1, aggrOp2)``,
+        one operation of two inputs (``AggregateOperations.aggregateOperation2``)."""
+        if aggrOp1 is None:
+            return self._coAggregateWith((self, first), second)
+        return self._coAggregate((self, second), (first, aggrOp1))
+
+    def aggregate3(self, first, second, third, stage2=None, aggrOp2: AggregateOperation | None = None) -> StreamStage:
+        """Jet's two forms: ``aggregate3(aggrOp0, stage1, aggrOp1, stage2, aggrOp2)``, the result
+        ``(r0, r1, r2)``; ``aggregate3(stage1, stage2, aggrOp3)``, one operation of three inputs."""
+        if stage2 is None:
+            return self._coAggregateWith((self, first, second), third)
+        return self._coAggregate((self, second, stage2), (first, third, aggrOp2))
+
+    def aggregateBuilder(self, aggrOp0: AggregateOperation | None = None):
+        """Return a builder aggregating this stage's windows with any number of other streams'
+        items in the same windows (see ``BatchStage.aggregateBuilder``)."""
+        return AggregateBuilder(self, aggrOp0) if aggrOp0 is not None else AggregateBuilder1(self)
+
+    def distinct(self) -> StreamStage:
+        """Emit, per window, the first item of each key (of each distinct item, where not keyed)."""
+        if not isinstance(self, StageWithKeyAndWindow):
+            return self.groupingKey(wholeItem()).distinct()
+        return _windowAggregate((self,), self.windowDefinition, AggregateOperations.pickAny(), windowItem)
+
+    def _coAggregate(self, stages: tuple, operations: tuple, outputFn: Callable = tuple) -> StreamStage:
+        for aggrOp in operations:
+            checkAggregateOperation(aggrOp, _windowStageName(self.windowDefinition))
+        return self._coAggregateWith(stages, coAggregateOperation(tuple(operations), outputFn))
+
+    def _coAggregateWith(self, stages: tuple, aggrOp: AggregateOperation) -> StreamStage:
+        return _windowAggregate(stages, self.windowDefinition, aggrOp)
+
+
+def windowItem(start: int, end: int, key: object, item: object, isEarly: bool) -> object:
+    """The output of a window's ``distinct``: the item itself."""
+    return item
+
+
+@attrs.frozen
+class StageWithWindow(WindowedAggregations):
+    """A stream stage's items in windows; ``aggregate`` emits a ``WindowResult(start, end,
+    result, isEarly)`` per window."""
 
     def groupingKey(self, keyFn: Callable) -> "StageWithKeyAndWindow":
         """Return the windows per ``keyFn(item)``."""
         checkFunction(keyFn, self.stage.name(), "keyFn")
-        return StageWithKeyAndWindow(self.stage, keyFn, self.windowDefinition)
-
-    def aggregate(self, aggrOp: AggregateOperation) -> StreamStage:
-        """Aggregate each window's items; emit ``WindowResult(start, end, result, isEarly)``."""
-        return _windowAggregate(self.stage, self.windowDefinition, aggrOp, None)
+        return StageWithKeyAndWindow(self.stage, self.windowDefinition, keyFn)
 
 
 @attrs.frozen
-class StageWithKeyAndWindow:
-    """A stream stage's items in windows per key; ``aggregate`` emits a ``KeyedWindowResult``
-    per key and window."""
+class StageWithKeyAndWindow(WindowedAggregations):
+    """A stream stage's items in windows per key; ``aggregate`` emits a
+    ``KeyedWindowResult(start, end, key, result, isEarly)`` per key and window."""
 
-    stage: StreamStage
     keyFn: Callable
-    windowDefinition: SlidingWindowDefinition | SessionWindowDefinition
-
-    def aggregate(self, aggrOp: AggregateOperation) -> StreamStage:
-        """Aggregate each key's items per window; emit ``KeyedWindowResult(start, end, key, result, isEarly)``."""
-        return _windowAggregate(self.stage, self.windowDefinition, aggrOp, self.keyFn)
 
 
-def _windowAggregate(stage: StreamStage, windowDefinition, aggrOp: AggregateOperation, keyFn) -> StreamStage:
-    name = "session-window" if isinstance(windowDefinition, SessionWindowDefinition) else "sliding-window"
-    checkAggregateOperation(aggrOp, name)
-    transform = WindowAggregateTransform(name, windowDefinition, aggrOp, keyFn)
-    return StreamStage(stage.pipeline, stage.pipeline.attach(transform, (stage.index,)), timestamped=False)
+def _streamAndKey(stage: object, keyed: bool, windowName: str) -> tuple[StreamStage, Callable | None]:
+    """Return the stream and key function of one input of a window aggregation: a windowed
+    stage, or a stream stage (keyed where the windows are)."""
+    if isinstance(stage, WindowedAggregations):
+        return stage.stage, getattr(stage, "keyFn", None)
+    if keyed and isinstance(stage, StreamStageWithKey):
+        return stage.stage, stage.keyFn
+    if not keyed and isinstance(stage, StreamStage):
+        return stage, None
+    wanted = "a stream stage with a grouping key (groupingKey)" if keyed else "a stream stage without a grouping key"
+    raise PipelineError(f"Stage '{windowName}': its windows are {'' if keyed else 'not '}keyed, so each input is {wanted}, got {_describeStage(stage)}")
+
+
+def _windowStageName(windowDefinition) -> str:
+    return "session-window" if isinstance(windowDefinition, SessionWindowDefinition) else "sliding-window"
+
+
+def _windowAggregate(
+    stages: tuple, windowDefinition, aggrOp: AggregateOperation, outputFn: Callable | None = None
+) -> StreamStage:
+    """Attach the window aggregation of ``stages`` (the windowed stage first, then any other
+    stream's) with one operation of as many inputs."""
+    name = _windowStageName(windowDefinition)
+    checkAggregateOperation(aggrOp, name, arity=len(stages))
+    keyed = isinstance(stages[0], StageWithKeyAndWindow)
+    inputs = [_streamAndKey(stage, keyed, name) for stage in stages]
+    for stream, _ in inputs[1:]:
+        _checkedWindow(windowDefinition, stream)
+    keyFns = tuple(keyFn for _, keyFn in inputs) if keyed else ()
+    transform = WindowAggregateTransform(name, windowDefinition, aggrOp, keyFns, outputFn)
+    streams = tuple(stream for stream, _ in inputs)
+    return StreamStage(streams[0].pipeline, attachFedBy(transform, streams), timestamped=False)
 
 
 def _checkedWindow(windowDefinition, stage: StreamStage):

@@ -294,9 +294,12 @@ class TimestampTransform(Transform):
 
 @attrs.frozen
 class WindowAggregateTransform(Transform):
-    """Aggregates timestamped items per window of ``windowDefinition`` (and per ``keyFn(item)``,
-    None for one result per window), into ``KeyedWindowResult``/``WindowResult``."""
+    """Aggregates the timestamped items of its inputs per window of ``windowDefinition`` (and
+    per key, input ``i``'s items keyed by ``keyFns[i]``; none: one result per window), into
+    ``KeyedWindowResult``/``WindowResult``, or what ``outputFn(start, end, key, result, isEarly)``
+    makes of them."""
 
     windowDefinition: object
     aggrOp: AggregateOperation
-    keyFn: Callable | None = None
+    keyFns: tuple[Callable, ...] = ()
+    outputFn: Callable | None = None

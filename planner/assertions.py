@@ -55,12 +55,15 @@ class JobAssertions:
             output.check: AssertionRun(output.check, clock) for output in outputs if isinstance(output, CollectForAssertion)
         }
 
-    def receive(self, collected: Mapping[object, list]) -> dict[str, list]:
-        """Give each check the items its sink collected; return the other (list sinks') items."""
+    def listItems(self, collected: Mapping[object, list]) -> dict[str, list]:
+        """Return the items list sinks collected, without the assertion sinks'."""
+        return {key: items for key, items in collected.items() if key not in self._runs}
+
+    def receive(self, collected: Mapping[object, list]) -> None:
+        """Give each check the items its sink collected."""
         for key, items in collected.items():
             if key in self._runs:
                 self._runs[key].receive(items)
-        return {key: items for key, items in collected.items() if key not in self._runs}
 
     def checkTimeouts(self) -> None:
         """Fail the job if an eventual check's timeout passed."""

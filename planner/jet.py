@@ -88,6 +88,11 @@ class Job:
         return self.name
 
     @property
+    def isStream(self) -> bool:
+        """Return whether the job reads a stream (its metrics grow while it runs)."""
+        return self._liveMetrics is not None
+
+    @property
     def sparkJobGroup(self) -> str | None:
         """Return the Spark job group of the job's Spark jobs (None if it was only planned)."""
         return None if self._control is None else self._control.group
@@ -259,7 +264,8 @@ class Jet:
         from sparkjet.coredag.runtime.execution import executeDag
 
         outcome = executeDag(spark, dag, jobName, control, physical)
-        self._publishLists(assertions.receive(outcome.lists))
+        self._publishLists(assertions.listItems(outcome.lists))
+        assertions.receive(outcome.lists)
         assertions.complete()
         with self._lock:
             self._dataFrames.update(outcome.dataFrames)

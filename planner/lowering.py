@@ -22,6 +22,7 @@ import attrs
 
 from sparkjet.coredag.api.standard import StandardProcessorSupplier
 from sparkjet.coredag.errors import DagError, StageName
+from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.dot import PREPARE_SUFFIX
 from sparkjet.coredag.model.edge import Edge
@@ -43,6 +44,7 @@ from sparkjet.coredag.processors.aggregation import (
     CombineP,
 )
 from sparkjet.coredag.processors.async_service import AsyncServiceP
+from sparkjet.coredag.processors.built_stream_source import BuiltStreamP
 from sparkjet.coredag.processors.coaggregation import TaggedInputP
 from sparkjet.coredag.processors.identity import IdentityP
 from sparkjet.coredag.processors.insert_watermarks import InsertWatermarksP
@@ -74,6 +76,7 @@ from sparkjet.coredag.processors.transform_stateful import EvictedEvents, Transf
 from sparkjet.pipeline.assertions import AssertionSink
 from sparkjet.pipeline.pipeline_graph import PipelineGraph
 from sparkjet.pipeline.sinks import DataFrameSink, FilesSink, JsonSink, ListSink, LoggerSink, NoopSink, Sink
+from sparkjet.pipeline.source_builder import BuiltStreamSource
 from sparkjet.pipeline.sources import BatchSource, DataFrameSource, FilesSource, ItemsSource, JsonSource
 from sparkjet.pipeline.stream_sources import (
     FileWatcherSource,
@@ -109,6 +112,7 @@ from sparkjet.pipeline.transforms import (
 from sparkjet.pipeline.window_definition import SessionWindowDefinition
 from sparkjet.planner.errors import PlanningError
 from sparkjet.planner.fusion import FusedTransform
+from sparkjet.planner.watermark_stride import watermarkStride
 
 EdgeCustomizer = Callable[[Edge], Edge]
 COLLECT_SUFFIX = "-collect"
@@ -298,19 +302,22 @@ def lowerStreamSource(transform: StreamSourceTransform, builder: DagBuilder, ind
     if eventTime is None or eventTime.kind is TimestampKind.NONE:
         builder.setExit(index, source)
         return
-    policy = _sourceEventTimePolicy(eventTime, transform.source.partitionIdleTimeout)
+    policy = _sourceEventTimePolicy(eventTime, transform.source.partitionIdleTimeout, watermarkStride(builder.graph))
     stamping = builder.addVertex(f"{transform.name}-add-timestamps", InsertWatermarksP(policy), parallelism)
     builder.addEdge(Edge.between(source, stamping).isolated())
     builder.setExit(index, stamping)
 
 
-def _sourceEventTimePolicy(eventTime: EventTime, idleTimeout: int) -> EventTimePolicy:
-    """Return Jet's policy for a stream source stage's choice of event time."""
+def _sourceEventTimePolicy(eventTime: EventTime, idleTimeout: int, stride: int) -> EventTimePolicy:
+    """Return Jet's policy for a stream source stage's choice of event time, its watermarks
+    throttled to the pipeline's ``stride``."""
     if eventTime.kind is TimestampKind.NATIVE:
-        return EventTimePolicy(eventTimestamp, limitingLag(eventTime.allowedLag), 1, 0, idleTimeout)
+        return EventTimePolicy(eventTimestamp, limitingLag(eventTime.allowedLag), stride, 0, idleTimeout)
     if eventTime.kind is TimestampKind.INGESTION:
-        return EventTimePolicy(ingestionTimestamp, limitingRealTimeLag(0), 1, 0, idleTimeout, wrapFn=jetEvent)
-    return EventTimePolicy(eventTime.timestampFn, limitingLag(eventTime.allowedLag), 1, 0, idleTimeout, wrapFn=jetEvent)
+        return EventTimePolicy(ingestionTimestamp, limitingRealTimeLag(0), stride, 0, idleTimeout, wrapFn=jetEvent)
+    return EventTimePolicy(
+        eventTime.timestampFn, limitingLag(eventTime.allowedLag), stride, 0, idleTimeout, wrapFn=jetEvent
+    )
 
 
 @functools.singledispatch
@@ -332,6 +339,14 @@ def _socket(source: SocketSource, sourceId: str, nativeTimestamps: bool) -> Stre
 @streamSourceSupplier.register
 def _itemStream(source: ItemStreamSource, sourceId: str, nativeTimestamps: bool) -> StreamSourceP:
     return ItemStreamP(source.itemsPerSecond, source.generatorFn, sourceId=sourceId, nativeTimestamps=nativeTimestamps)
+
+
+@streamSourceSupplier.register
+def _builtStream(source: BuiltStreamSource, sourceId: str, nativeTimestamps: bool) -> StreamSourceP:
+    return BuiltStreamP(
+        source.createFn, source.fillBufferFn, source.destroyFn, source.supportsNativeTimestamps,
+        sourceId=sourceId, nativeTimestamps=nativeTimestamps,
+    )
 
 
 @streamSourceSupplier.register
@@ -430,8 +445,10 @@ def lowerAggregate(transform: AggregateTransform, builder: DagBuilder, index: in
 @lowerStage.register
 def lowerTimestamps(transform: TimestampTransform, builder: DagBuilder, index: int) -> None:
     """``add-timestamps``: Jet's InsertWatermarksP behind an isolated edge, at its input's
-    parallelism; each item leaves as a JetEvent (its timestamp and the item)."""
-    policy = EventTimePolicy(transform.timestampFn, limitingLag(transform.allowedLag), 1, 0, 0, wrapFn=jetEvent)
+    parallelism, its watermarks throttled to the pipeline's stride; each item leaves as a
+    JetEvent (its timestamp and the item)."""
+    stride = watermarkStride(builder.graph)
+    policy = EventTimePolicy(transform.timestampFn, limitingLag(transform.allowedLag), stride, 0, 0, wrapFn=jetEvent)
     upstream = builder.graph.transforms[builder.graph.upstream[index][0]]
     parallelism = transform.localParallelism if transform.localParallelism > 0 else upstream.localParallelism
     vertex = builder.addVertex(transform.name, InsertWatermarksP(policy), parallelism)
@@ -443,39 +460,53 @@ def lowerTimestamps(transform: TimestampTransform, builder: DagBuilder, index: i
 def lowerWindowAggregate(transform: WindowAggregateTransform, builder: DagBuilder, index: int) -> None:
     """Jet's window plans: ``sliding-window-prepare`` -(distributed partitioned)-> ``sliding-window``
     when the operation combines and no early results are asked, else one ``sliding-window``, or
-    ``session-window``; without a key, the last vertex has parallelism 1 and gets every item."""
+    ``session-window``; without a key, the last vertex has parallelism 1 and gets every item.
+    Each input of a co-aggregation is partitioned by its own key."""
     name, label, definition = transform.name, stageName(transform), transform.windowDefinition
-    keyed = transform.keyFn is not None
-    keyFn = OnPayload(transform.keyFn) if keyed else GlobalKey()
-    op = attrs.evolve(transform.aggrOp, accumulateFn=AccumulatePayload(transform.aggrOp.accumulateFn))
-    outputFn, parallelism = (KeyedWindowResult, transform.localParallelism) if keyed else (windowResult, 1)
+    keyed = bool(transform.keyFns)
+    keyFns = tuple(OnPayload(keyFn) for keyFn in transform.keyFns) if keyed else (GlobalKey(),) * transform.aggrOp.arity
+    timestampFns = (eventTimestamp,) * len(keyFns)
+    op = onPayloads(transform.aggrOp)
+    outputFn = transform.outputFn or (KeyedWindowResult if keyed else windowResult)
+    parallelism = transform.localParallelism if keyed else 1
 
-    def intoLast(edge: Edge, key: Callable = keyFn) -> Edge:
-        return edge.distributed().partitioned(key) if keyed else edge.distributed().allToOne(name)
+    def byKey(edge: Edge) -> Edge:
+        return edge.partitioned(keyFns[edge.destOrdinal])
+
+    def intoLast(edge: Edge) -> Edge:
+        return byKey(edge.distributed()) if keyed else edge.distributed().allToOne(name)
 
     early = definition.earlyResultsPeriod
     if isinstance(definition, SessionWindowDefinition):
         builder.addReason("session windows: one stage, each key's events on one processor")
-        supplier = SessionWindowP(definition.sessionTimeout, (keyFn,), (eventTimestamp,), op, label, outputFn, early)
+        supplier = SessionWindowP(definition.sessionTimeout, keyFns, timestampFns, op, label, outputFn, early)
         vertex = builder.addVertex(name, supplier, parallelism)
         builder.addEdges(index, vertex, intoLast)
     elif singleStage := singleWindowStageBecause(op.combineFn is None, early > 0):
         builder.addReason(singleStage)
         policy = definition.toSlidingWindowPolicy()
-        supplier = aggregateToSlidingWindowP((keyFn,), (eventTimestamp,), policy, op, label, outputFn, early)
+        supplier = aggregateToSlidingWindowP(keyFns, timestampFns, policy, op, label, outputFn, early)
         vertex = builder.addVertex(name, supplier, parallelism)
         builder.addEdges(index, vertex, intoLast)
     else:
         builder.addReason(TWO_STAGES)
         policy = definition.toSlidingWindowPolicy()
         prepare = builder.addVertex(
-            name + PREPARE_SUFFIX, accumulateByFrameP((keyFn,), (eventTimestamp,), policy, op, label),
+            name + PREPARE_SUFFIX, accumulateByFrameP(keyFns, timestampFns, policy, op, label),
             transform.localParallelism, "prepare",
         )
         vertex = builder.addVertex(name, combineToSlidingWindowP(policy, op, label, outputFn), parallelism)
-        builder.addEdges(index, prepare, (lambda e: e.partitioned(keyFn)) if keyed else (lambda e: e))
-        builder.addEdge(intoLast(Edge.between(prepare, vertex), frameResultKey))
+        builder.addEdges(index, prepare, byKey if keyed else (lambda e: e))
+        frames = Edge.between(prepare, vertex).distributed()
+        builder.addEdge(frames.partitioned(frameResultKey) if keyed else frames.allToOne(name))
     builder.setExit(index, vertex)
+
+
+def onPayloads(op: AggregateOperation) -> AggregateOperation:
+    """Return ``op`` accumulating events as it would their items, each input's function alike."""
+    if op.arity == 1:
+        return attrs.evolve(op, accumulateFn=AccumulatePayload(op.accumulateFn))
+    return op.withAccumulateFns(*(AccumulatePayload(fn) for fn in op.accumulateFn.accumulateFns))
 
 
 def singleWindowStageBecause(noCombine: bool, earlyResults: bool) -> str | None:

@@ -88,11 +88,13 @@ class StreamRun:
         """Run the job to its end; return its figures over every micro-batch. A files sink's
         directory is claimed first; a failed job removes it if no micro-batch wrote to it."""
         workDirectory = tempfile.mkdtemp(prefix=f"sparkjet-{re.sub(r'[^A-Za-z0-9_.-]', '_', self._jobName)}-")
+        feeders = []
         try:
             for output in self._outputs.values():
                 output.claimOnce()
+            feeders = self._startFeeders(workDirectory)
             query = self._startQuery(workDirectory)
-            self._awaitEnd(query)
+            self._awaitEnd(query, feeders)
             if self._finite:
                 self._runMicroBatch(None, -1, final=True)
                 self._assertions.complete()
@@ -101,6 +103,8 @@ class StreamRun:
                 output.abort()
             raise
         finally:
+            for feeder in feeders:
+                feeder.stop()
             shutil.rmtree(workDirectory, ignore_errors=True)
         return self.metrics()
 
@@ -113,10 +117,25 @@ class StreamRun:
                 self._physical.shuffledEdges(), vertexWatermarks(self._states), tuple(self._microBatches),
             )
 
+    def _startFeeders(self, workDirectory: str) -> list:
+        """Start the driver's threads feeding the sources built from user functions."""
+        feeders = [
+            feeder
+            for number, source in enumerate(self._sources)
+            if (feeder := source.feeder(self._jobName, self._sourceDirectory(workDirectory, number))) is not None
+        ]
+        for feeder in feeders:
+            feeder.start()
+        return feeders
+
+    @staticmethod
+    def _sourceDirectory(workDirectory: str, number: int) -> str:
+        return f"{workDirectory}/source-{number}"
+
     def _startQuery(self, workDirectory: str):
         """Start the query reading every stream source, a micro-batch at a time."""
         frames = [
-            source.streamingRows(self._spark, f"{workDirectory}/source-{number}")
+            source.streamingRows(self._spark, self._sourceDirectory(workDirectory, number))
             for number, source in enumerate(self._sources)
         ]
         if not self._finite and needsHeartbeat(self._dag, self._physical):
@@ -160,15 +179,17 @@ class StreamRun:
             for key, count in outcome.counts.items():  # a vertex's processors are one run's, not their sum
                 self._counts[key] = count if key[0] == "processors" else self._counts[key] + count
             self._microBatches.append(MicroBatchMetrics(batchId, time.perf_counter() - started, read))
-        self._publish(self._assertions.receive(outcome.lists))
+        self._publish(self._assertions.listItems(outcome.lists))
+        self._assertions.receive(outcome.lists)
 
-    def _awaitEnd(self, query) -> None:
-        """Wait until the query ends (or stop it once the job is cancelled or an eventual
-        assertion timed out); raise what failed it."""
+    def _awaitEnd(self, query, feeders: list) -> None:
+        """Wait until the query ends (or stop it once the job is cancelled, an eventual
+        assertion timed out or a source's function failed); raise what failed it."""
         try:
             while query.isActive and not self._control.cancelled and self._failure is None:
                 self._awaitQuery(query)
                 self._assertions.checkTimeouts()
+                self._failure = self._failure or next((feeder.failure for feeder in feeders if feeder.failure), None)
         finally:
             query.stop()
         if self._control.cancelled:

@@ -93,6 +93,10 @@ class PeekingP(StandardProcessorSupplier):
         """Return the wrapped stream source's rows of a micro-batch."""
         return self.inner.microBatchRows(rows)
 
+    def feeder(self, jobName: str, workDirectory: str):
+        """Return the wrapped stream source's feeder."""
+        return self.inner.feeder(jobName, workDirectory)
+
     def sparkRowsSupplier(self) -> "PeekingP":
         """Return the wrapped source's rows supplier, its output logged."""
         return attrs.evolve(self, inner=self.inner.sparkRowsSupplier())

@@ -47,6 +47,10 @@ class StreamSourceP(StandardProcessorSupplier):
         """Return the streaming DataFrame of the source's rows; ``workDirectory`` is the
         source's own, removed when the job ends."""
 
+    def feeder(self, jobName: str, workDirectory: str):
+        """Return what the driver runs to feed the source while the job runs (None: Spark reads it alone)."""
+        return None
+
     @abc.abstractmethod
     def rowConverter(self) -> Callable[[list], list]:
         """Return the function turning a batch of ``(text, eventTime, sequence)`` rows into items."""

@@ -117,7 +117,7 @@ class TransformStatefulProcessor(AbstractProcessor):
                 try:
                     evicted = self._supplier.onEvict(state, key, watermark)
                 except Exception as cause:
-                    raise UserFunctionError(self._step.stageName, f"the eviction of key {shorten(key)}", cause) from cause
+                    raise UserFunctionError(self._step.stageName, f"(evicting key {shorten(key)})", cause) from cause
                 yield from evicted
 
     def saveToSnapshot(self) -> bool:

@@ -89,7 +89,9 @@ def test_inline_assertions_add_a_sink_beside_the_stage_and_return_it():
     assert {vertex.name for vertex in dag} == {"items", "assertAnyOrder", "listSink(out)"}
     assertions = JobAssertions(dag)
     check = dag.getVertex("assertAnyOrder").processorSupplier.check
-    assert assertions.receive({check: ["a", "b"], "out": ["a", "b"]}) == {"out": ["a", "b"]}
+    collected = {check: ["a", "b"], "out": ["a", "b"]}
+    assert assertions.listItems(collected) == {"out": ["a", "b"]}
+    assertions.receive(collected)
     assertions.complete()
 
 

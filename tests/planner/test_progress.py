@@ -7,8 +7,9 @@ import time
 import pytest
 from pyspark.status import SparkStageInfo
 
+from sparkjet.coredag.model.metrics import JobMetrics, MicroBatchMetrics, VertexMetrics
 from sparkjet.pipeline import Pipeline, Sinks, Sources
-from sparkjet.planner.progress import CLEAR_LINE, ProgressLine, progressText, showingProgress
+from sparkjet.planner.progress import CLEAR_LINE, ProgressLine, progressText, showingProgress, streamProgressText
 
 PROGRESS = re.compile(
     r"(?P<job>[\w-]+): stage (?P<stage>\d+)/(?P<stages>\d+) · tasks (?P<done>\d+)/(?P<tasks>\d+)"
@@ -75,3 +76,37 @@ def test_progress_shows_on_a_terminal_only_and_is_erased_at_the_end(jet):
     assert any(PROGRESS.fullmatch(text) and text.startswith("slow-watched: ") for text in shown)
     assert shown[-1] == "" and terminal.getvalue().endswith(CLEAR_LINE)
     assert file.getvalue() == ""
+
+
+def streamMetrics(watermark):
+    vertices = (VertexMetrics("source", 1, 0, 3, 0.1, ()), VertexMetrics("window", 1, 3, 1, 0.1, (), watermark))
+    batches = (MicroBatchMetrics(0, 1.2, 2), MicroBatchMetrics(1, 0.4, 1))
+    return JobMetrics("job-7", 3.0, vertices, (), batches)
+
+
+def test_a_stream_jobs_text_says_its_micro_batches_items_and_watermark():
+    now = 1_700_000_010_000
+    assert streamProgressText(streamMetrics(now - 1_500), now) == (
+        "job-7: 2 micro-batches · 3 items read · watermark 1,700,000,008,500 · 1.5 s behind the clock"
+    )
+    assert streamProgressText(streamMetrics(97_000), now) == "job-7: 2 micro-batches · 3 items read · watermark 97,000"
+    assert streamProgressText(streamMetrics(None), now) == "job-7: 2 micro-batches · 3 items read"
+
+
+@pytest.mark.spark
+def test_polling_a_stream_job_shows_its_micro_batches(jet, tmp_path):
+    terminal = FakeTerminal()
+    p = Pipeline.create()
+    p.readFrom(Sources.fileWatcher(str(tmp_path))).withoutTimestamps().writeTo(Sinks.noop())
+    job = jet.newJob(p, name="stream-polled")
+    try:
+        (tmp_path / ".a").write_text("one\ntwo\n")
+        (tmp_path / ".a").rename(tmp_path / "a.txt")
+        line = ProgressLine([job], terminal)
+        deadline = time.monotonic() + 60
+        while not any("2 items read" in text for text in shownLines(terminal)) and time.monotonic() < deadline:
+            line.poll()
+            time.sleep(0.1)
+        assert any(re.fullmatch(r"stream-polled: \d+ micro-batch(es)? · 2 items read", text) for text in shownLines(terminal))
+    finally:
+        job.cancel()
