@@ -12,7 +12,8 @@ import attrs
 
 from sparkjet.coredag.api.service_factory import ServiceFactory
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
-from sparkjet.coredag.model.jet_event import FlatMappedEvent, MappedEvent, OnPayload, payloadOf
+from sparkjet.coredag.model.jet_event import AsyncMappedEvent, FlatMappedEvent, MappedEvent, OnPayload, payloadOf
+from sparkjet.coredag.processors.async_service import DEFAULT_MAX_CONCURRENT_OPS, DEFAULT_PRESERVE_ORDER
 from sparkjet.coredag.processors.coaggregation import coAggregateOperation
 from sparkjet.coredag.processors.keyed import AccumulatorHolder, RollingAccumulation, StatefulKind
 from sparkjet.pipeline.aggregate_operations import AggregateOperations
@@ -144,6 +145,19 @@ class StreamStage(Stage):
         checkFunction(flatMapFn, "flatMapUsingService", "flatMapFn")
         adapted = self._onEvent(FlatMappedEvent, flatMapFn, -1)
         return self._fromBatch(self._asBatch().flatMapUsingService(serviceFactory, adapted))
+
+    def mapUsingServiceAsync(
+        self, serviceFactory: ServiceFactory, mapAsyncFn: Callable, *,
+        maxConcurrentOps: int = DEFAULT_MAX_CONCURRENT_OPS, preserveOrder: bool = DEFAULT_PRESERVE_ORDER,
+    ) -> "StreamStage":
+        """Map each item with ``mapAsyncFn(service, item)``, which returns an awaitable or a
+        ``concurrent.futures.Future``, as ``BatchStage.mapUsingServiceAsync`` does; each result
+        keeps its item's timestamp, and watermarks wait behind the calls before them."""
+        checkFunction(mapAsyncFn, "mapUsingServiceAsync", "mapAsyncFn")
+        adapted = self._onEvent(AsyncMappedEvent, mapAsyncFn, -1)
+        return self._fromBatch(self._asBatch().mapUsingServiceAsync(
+            serviceFactory, adapted, maxConcurrentOps=maxConcurrentOps, preserveOrder=preserveOrder
+        ))
 
     def customTransform(self, name: str, processorSupplier: Callable) -> "StreamStage":
         """Run your own processors, named ``name``, on this stage's items; on a stream with event
@@ -295,6 +309,18 @@ class StreamStageWithKey:
     def flatMapUsingService(self, serviceFactory: ServiceFactory, flatMapFn: Callable) -> StreamStage:
         """Map each item to the items of ``flatMapFn(service, key, item)``."""
         return self._usingService("flatMapUsingService", serviceFactory, flatMapFn, FlatMappedEvent, "flatMapFn")
+
+    def mapUsingServiceAsync(
+        self, serviceFactory: ServiceFactory, mapAsyncFn: Callable, *,
+        maxConcurrentOps: int = DEFAULT_MAX_CONCURRENT_OPS, preserveOrder: bool = DEFAULT_PRESERVE_ORDER,
+    ) -> StreamStage:
+        """Map each item with ``mapAsyncFn(service, key, item)``, a future per item, each key's
+        items meeting one service."""
+        checkFunction(mapAsyncFn, "mapUsingPartitionedServiceAsync", "mapAsyncFn")
+        adapted = self.stage._onEvent(AsyncMappedEvent, mapAsyncFn, -1)
+        return self.stage._fromBatch(self._asBatchWithKey().mapUsingServiceAsync(
+            serviceFactory, adapted, maxConcurrentOps=maxConcurrentOps, preserveOrder=preserveOrder
+        ))
 
     def customTransform(self, name: str, processorSupplier: Callable) -> StreamStage:
         """Run your own processors, each key's items all reaching the same processor."""

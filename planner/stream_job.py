@@ -36,6 +36,15 @@ HEARTBEAT_SOURCE = "__heartbeat__"
 """The source name of the rows that make Spark run a micro-batch every trigger without new input."""
 
 
+def staticVertices(dag: DAG) -> frozenset[str]:
+    """Return the vertices no stream source reaches: a stream job runs them once (the batch
+    side of a hash join, say), as Jet reads a batch stage once per job."""
+    reached = [vertex.name for vertex in streamSources(dag)]
+    for name in reached:
+        reached += [edge.destName for edge in dag.getOutboundEdges(name) if edge.destName not in reached]
+    return frozenset(vertex.name for vertex in dag) - set(reached)
+
+
 def needsHeartbeat(dag: DAG, physical: PhysicalPlan) -> bool:
     """Return whether time alone moves the job on, so it must run without new input: a
     watermark following the wall clock (ingestion time), early results, or an idle timeout where
@@ -78,6 +87,7 @@ class StreamRun:
         self._microBatches: list[MicroBatchMetrics] = []
         self._states: dict = {}
         self._outputs = outputDirectories(spark.sparkContext, dag)
+        self._staticVertices, self._staticOutputs = staticVertices(dag), {}
         self._runs = 0
         self._counts: Counter = Counter()
         self._failure: BaseException | None = None
@@ -105,6 +115,8 @@ class StreamRun:
         finally:
             for feeder in feeders:
                 feeder.stop()
+            for rdd in self._staticOutputs.values():
+                rdd.unpersist()
             shutil.rmtree(workDirectory, ignore_errors=True)
         return self.metrics()
 
@@ -171,7 +183,7 @@ class StreamRun:
         started = time.perf_counter()
         outcome = executeDag(
             self._spark, self._dag, self._jobName, self._control, self._physical,
-            MicroBatch(batchId, rows, self._states, self._outputs, final),
+            MicroBatch(batchId, rows, self._states, self._outputs, final, self._staticVertices, self._staticOutputs),
         )
         read = sum(outcome.counts["itemsOut", vertex.name] for vertex in streamSources(self._dag))
         with self._lock:

@@ -1,6 +1,9 @@
 """Jet's ``JetEvent``: an item with its event timestamp, as it travels after add-timestamps, and
 the adapters that let a user's function see the item alone (Jet's ``JetEventFunctionAdapter``)."""
 
+import asyncio
+import concurrent.futures
+import inspect
 from collections.abc import Callable
 
 import attrs
@@ -64,6 +67,27 @@ class FlatMappedEvent:
     def __call__(self, *arguments) -> list:
         timestamp = arguments[self.position].timestamp
         return [JetEvent(timestamp, item) for item in self.fn(*_withPayload(arguments, self.position))]
+
+
+@attrs.frozen
+class AsyncMappedEvent:
+    """Calls an async map function with an event's item (the argument at ``position``): the
+    awaitable or ``concurrent.futures.Future`` it returns gives the result as an event with the
+    item's timestamp (None drops it)."""
+
+    fn: Callable
+    position: int = 0
+
+    def __call__(self, *arguments) -> object:
+        call = self.fn(*_withPayload(arguments, self.position))
+        if not (inspect.isawaitable(call) or isinstance(call, concurrent.futures.Future)):
+            return call  # None drops the item; anything else the async stage refuses, naming it
+        return _stamped(call, arguments[self.position].timestamp)
+
+
+async def _stamped(call: object, timestamp: int) -> JetEvent | None:
+    result = await (asyncio.wrap_future(call) if isinstance(call, concurrent.futures.Future) else call)
+    return None if result is None else JetEvent(timestamp, result)
 
 
 def _withPayload(arguments: tuple, position: int) -> list:

@@ -16,10 +16,13 @@ class MicroBatch:
     (None once the stream ended), ``restored`` the state each vertex's processors saved at the
     end of the previous one, ``outputs`` the directories the job claimed for its files sinks.
     The job's processors save their state at the end unless the stream ended (``final``): then
-    they complete, emitting what they still hold."""
+    they complete, emitting what they still hold. The vertices no stream reaches (the batch side
+    of a join, say) run once per job: their outputs are cached in ``staticOutputs`` by name."""
 
     batchId: int
     rows: DataFrame | None
     restored: Mapping[str, Mapping[int, ProcessorState]]
     outputs: Mapping[str, OutputDirectoryClaim] = attrs.Factory(dict)
     final: bool = False
+    staticVertices: frozenset[str] = frozenset()
+    staticOutputs: dict = attrs.Factory(dict)

@@ -49,10 +49,21 @@ class RddBuilder:
         self._carriesWatermarks = any(getattr(v.processorSupplier, "emitsWatermarks", False) for v in dag.vertices())
 
     def vertexRdd(self, name: str) -> RDD:
-        """Return the RDD whose partition i is the output of processor i of vertex ``name``."""
+        """Return the RDD whose partition i is the output of processor i of vertex ``name`` (in a
+        stream job, of a vertex no stream reaches: the one its first micro-batch cached)."""
         if name not in self._rdds:
-            self._rdds[name] = self._buildVertexRdd(name)
+            static = self._isStatic(name)
+            if static and name in self.microBatch.staticOutputs:
+                self._rdds[name] = self.microBatch.staticOutputs[name]
+            else:
+                self._rdds[name] = self._buildVertexRdd(name)
+            if static:
+                self.microBatch.staticOutputs[name] = self._rdds[name]
         return self._rdds[name]
+
+    def _isStatic(self, name: str) -> bool:
+        """Return whether vertex ``name`` runs once per stream job, no stream reaching it."""
+        return self.microBatch is not None and name in self.microBatch.staticVertices
 
     def unpersist(self) -> None:
         """Drop the cached outputs of vertices with several outbound edges and the states sent."""
@@ -90,9 +101,10 @@ class RddBuilder:
                 runVertex, spec, self._crossingOf(name), packed, bool(inbound), self.counts, self.states
             )
         )
-        if len(self.dag.getOutboundEdges(name)) > 1:
+        if len(self.dag.getOutboundEdges(name)) > 1 or self._isStatic(name):
             rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
-            self._persisted.append(rdd)
+            if not self._isStatic(name):  # a stream job's static outputs live as long as the job
+                self._persisted.append(rdd)
         return rdd
 
     def _taskletSpec(self, name: str, inbound: list[Edge], sparkSource: bool) -> TaskletSpec:
@@ -115,8 +127,8 @@ class RddBuilder:
             watermarks=self._carriesWatermarks,
             hasOutboundEdges=bool(self.dag.getOutboundEdges(name)),
             dagVertexName=name,
-            savesState=self.microBatch is not None and not self.microBatch.final,
-            restoredStates=self._restoredStates(name),
+            savesState=self.microBatch is not None and not self.microBatch.final and not self._isStatic(name),
+            restoredStates=None if self._isStatic(name) else self._restoredStates(name),
         )
 
     def _restoredStates(self, name: str):

@@ -3,6 +3,7 @@ micro-batches and are evicted by event time, rolling aggregates run on, a stream
 another and joins batch stages, and peek, rebalance, services and custom processors work on
 events as on items. Each result is checked against a plain-Python computation."""
 
+import concurrent.futures
 from collections import Counter
 
 import pytest
@@ -147,3 +148,43 @@ def test_stateful_stream_stages_refuse_what_jet_refuses(jet):
         timed.hashJoin(timed, JoinClause.onKeys(itemKey, itemKey), lambda a, b: a)
     with pytest.raises(PipelineError, match=r"takes \(createFn, mapFn\) or \(ttl, createFn, mapFn, onEvictFn\)"):
         timed.groupingKey(itemKey).mapStateful(newCounter)
+
+
+async def shouted(suffix, key):
+    return key.upper() + suffix
+
+
+def keyedFuture(executor, key, item):
+    return executor.submit(str.upper, item)
+
+
+def test_async_services_on_events_keep_their_timestamps(jet):
+    p = Pipeline.create()
+    stream = p.readFrom(TestSources.finiteStream(EVENTS, itemsPerBatch=3)).withNativeTimestamps(0)
+    (stream.mapUsingServiceAsync(ServiceFactories.nonSharedService(lambda context: "!"), shouted)
+      .groupingKey(itemKey).mapUsingServiceAsync(
+          ServiceFactories.nonSharedService(
+              lambda context: concurrent.futures.ThreadPoolExecutor(2), lambda executor: executor.shutdown()
+          ),
+          keyedFuture, preserveOrder=False)
+      .groupingKey(itemKey).window(WindowDefinition.tumbling(1000))
+      .aggregate(AggregateOperations.counting())
+      .writeTo(Sinks.list("async")))
+    jet.newJob(p).join()
+    expected = Counter((time // 1000 * 1000, key.upper() + "!") for time, key in EVENTS)
+    assert Counter({(r.start, r.key): r.result for r in jet.getList("async")}) == expected
+
+
+def test_the_batch_side_of_a_join_is_read_once_per_job(jet):
+    p = Pipeline.create()
+    names = p.readFrom(TestSources.items([("a", "ant"), ("b", "bee"), ("c", "cat")])).setName("names")
+    (p.readFrom(TestSources.finiteStream(EVENTS, itemsPerBatch=2)).withNativeTimestamps(0)
+      .hashJoin(names, JoinClause.onKeys(itemKey, lambda entry: entry[0]).projecting(lambda entry: entry[1]),
+                lambda key, name: name)
+      .writeTo(Sinks.list("joined-once")))
+    job = jet.newJob(p)
+    job.join()
+    assert sorted(jet.getList("joined-once")) == sorted({"a": "ant", "b": "bee", "c": "cat"}[key] for _, key in EVENTS)
+    metrics = job.metrics()
+    assert len(metrics.microBatches) == 6, "five micro-batches and the final run"
+    assert metrics.vertex("names").itemsOut == 3, "read once, not once per micro-batch"

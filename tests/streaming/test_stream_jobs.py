@@ -34,13 +34,15 @@ def dropFile(directory, name: str, lines: list[str]) -> None:
 def test_a_finite_stream_without_timestamps_runs_to_its_end(jet):
     p = Pipeline.create()
     events = [(number, f"item-{number}") for number in range(7)]
-    (p.readFrom(TestSources.finiteStream(events, itemsPerBatch=3)).withoutTimestamps()
-      .map(str.upper).writeTo(Sinks.list("finite-upper")))
+    upper = p.readFrom(TestSources.finiteStream(events, itemsPerBatch=3)).withoutTimestamps().map(str.upper)
+    upper.writeTo(Sinks.list("finite-upper"))
+    upper.writeTo(Sinks.logger())
     job = jet.newJob(p)
     job.join()
     assert sorted(jet.getList("finite-upper")) == sorted(f"ITEM-{number}" for number in range(7))
     assert job.getStatus() is JobStatus.COMPLETED
     assert job.metrics().vertex("map").itemsIn == 7
+    assert job.metrics().vertex("loggerSink").itemsIn == 7
 
 
 def test_a_watched_directory_is_read_while_the_job_runs_until_it_is_cancelled(jet, tmp_path):
