@@ -3,18 +3,30 @@
 ``verifyProcessor(supplier).input([...]).expectOutput([...]).verify()`` runs a fresh processor
 in every mode a cooperative processor must cope with (inbox fed one item at a time or all at
 once; outbox of capacity 1, and also full before every other call), asserts progress on every
-call, and compares what it emitted with the expected output.
+call, and compares what it emitted with the expected output. As Jet's ``TestSupport`` does, it
+also saves the processor's state (``saveToSnapshot``) after every item, watermark and step of
+``complete()``, and goes on with a new processor that restores it (after every snapshot, every
+second one, or never), unless ``disableSnapshots()`` says the processor keeps no state.
 """
 
 import difflib
 import functools
 import itertools
 import operator
+import pickle
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import attrs
 
-from sparkjet.coredag.api.processor import ALL_ORDINALS, Inbox, Outbox, Processor, ProcessorContext, callIdleHook
+from sparkjet.coredag.api.processor import (
+    ALL_ORDINALS,
+    Inbox,
+    Outbox,
+    Processor,
+    ProcessorContext,
+    callIdleHook,
+    restoreSnapshot,
+)
 from sparkjet.coredag.errors import ProcessorContractError
 from sparkjet.coredag.model.watermark import Watermark
 
@@ -30,6 +42,8 @@ class _Mode:
     inboxLimit: int | None
     outboxCapacity: int | None
     fullOnAlternateCalls: bool = False
+    restoreInterval: int | None = None
+    """With snapshots: a new processor restores every ``restoreInterval``-th one (0: never)."""
 
     @property
     def prefix(self) -> str:
@@ -47,6 +61,15 @@ _NON_COOPERATIVE_MODES = (
     _Mode("inbox one-by-one, outbox unbounded", 1, None),
     _Mode("inbox all-at-once, outbox unbounded", None, None),
 )
+
+
+def _snapshotModes(outboxCapacity: int | None) -> tuple[_Mode, ...]:
+    """Jet's snapshot modes: restore after every snapshot, every second one, or never."""
+    return (
+        _Mode("snapshot and restore after every item", 1, outboxCapacity, restoreInterval=1),
+        _Mode("snapshot after every item, restore every second one", 1, outboxCapacity, restoreInterval=2),
+        _Mode("snapshot after every item, never restored", 1, outboxCapacity, restoreInterval=0),
+    )
 
 
 def sameItemsAnyOrder(expected: list, actual: list) -> bool:
@@ -72,6 +95,7 @@ class TestSupport:
     expectedOutputs: tuple[tuple, ...] = ()
     checker: OutputChecker = operator.eq
     processorContext: ProcessorContext = ProcessorContext("testVertex", 0, 1)
+    doSnapshots: bool = True
 
     def input(self, items: Iterable) -> "TestSupport":
         """Return the test with ``items`` as the input of ordinal 0."""
@@ -106,10 +130,18 @@ class TestSupport:
         """Return the test passing ``context`` to the processor's ``init``."""
         return attrs.evolve(self, processorContext=context)
 
+    def disableSnapshots(self) -> "TestSupport":
+        """Return the test without the snapshot modes: for a processor that keeps no state
+        across a snapshot (a batch processor, say), as Jet's ``disableSnapshots()``."""
+        return attrs.evolve(self, doSnapshots=False)
+
     def verify(self) -> None:
         """Run a fresh processor in every mode; raise AssertionError at the first failure."""
         first = self.supplier()
-        modes = _COOPERATIVE_MODES if first.isCooperative() else _NON_COOPERATIVE_MODES
+        cooperative = first.isCooperative()
+        modes = _COOPERATIVE_MODES if cooperative else _NON_COOPERATIVE_MODES
+        if self.doSnapshots:
+            modes += _snapshotModes(1 if cooperative else None)
         processors = itertools.chain([first], iter(self.supplier, None))
         for mode, processor in zip(modes, processors):  # stops before making a spare processor
             self._verifyRun(mode, processor)
@@ -130,7 +162,7 @@ class TestSupport:
                 )
 
     def _outputs(self, mode: _Mode, processor: Processor) -> list[list]:
-        run = _Run(mode, processor, len(self.expectedOutputs))
+        run = _Run(mode, processor, len(self.expectedOutputs), self.supplier)
         order = sorted(range(len(self.inputLists)), key=self.priorities.__getitem__)
         try:
             return run.outputs(self.processorContext, [(o, self.inputLists[o]) for o in order])
@@ -172,25 +204,63 @@ class _CheckedOutbox(Outbox):
 class _Run:
     """One run of a processor in one mode: drives it, asserts progress, collects its output."""
 
-    def __init__(self, mode: _Mode, processor: Processor, bucketCount: int) -> None:
-        self._mode, self._processor = mode, processor
+    def __init__(self, mode: _Mode, processor: Processor, bucketCount: int, supplier: Callable[[], Processor]) -> None:
+        self._mode, self._processor, self._supplier = mode, processor, supplier
         self._outbox = _CheckedOutbox(bucketCount, mode.outboxCapacity, mode.prefix)
         self._outputs: list[list] = [[] for _ in range(bucketCount)]
         self._filledLast = False
+        self._snapshots = 0
+        self._context: ProcessorContext | None = None
 
     def outputs(self, context: ProcessorContext, inputs: list[tuple[int, tuple]]) -> list[list]:
         """Run the processor over ``(ordinal, items)`` in order; return its output per ordinal."""
-        processor = self._processor
+        self._context = context
         try:
-            processor.init(self._outbox, context)
+            self._processor.init(self._outbox, context)
+            self._snapshotAndRestore()
             for ordinal, items in inputs:
                 self._consume(ordinal, items)
-                completeEdge = functools.partial(processor.completeEdge, ordinal)
-                self._repeat(f"completeEdge({ordinal})", completeEdge)
-            self._repeat("complete()", processor.complete)
+                self._repeat(f"completeEdge({ordinal})", lambda: self._processor.completeEdge(ordinal))
+            self._complete()
         finally:
-            processor.close()
+            self._processor.close()
         return self._outputs
+
+    def _complete(self) -> None:
+        """Call ``complete()`` until it returns True; with snapshots, snapshot after every step
+        that emitted (a new processor may finish the job)."""
+        if self._mode.restoreInterval is None:
+            self._repeat("complete()", lambda: self._processor.complete())
+            return
+        done = False
+        while not done:
+            done, emittedOrFull = self._call(lambda: self._processor.complete())
+            if not done and not emittedOrFull:
+                self._fail("complete() returned False but emitted nothing although the outbox had room")
+            if not done and not self._outbox.hasUnfinishedItem():
+                self._snapshotAndRestore()
+
+    def _snapshotAndRestore(self) -> None:
+        """In a snapshot mode, save the processor's state and, every ``restoreInterval``-th
+        time, go on with a new processor that restores it (the entries pickled, as they travel)."""
+        interval = self._mode.restoreInterval
+        if interval is None:
+            return
+        self._repeat("saveToSnapshot()", lambda: self._processor.saveToSnapshot())
+        entries = self._outbox.drainSnapshotBucket()
+        self._snapshots += 1
+        if interval == 0 or self._snapshots % interval:
+            return
+        try:
+            restored = pickle.loads(pickle.dumps(entries))
+        except Exception as error:
+            self._fail(f"saveToSnapshot() saved an entry that cannot be pickled: {error}")
+        self._processor.close()
+        self._processor = self._supplier()
+        self._processor.init(self._outbox, self._context)
+        if restored:
+            self._call(lambda: restoreSnapshot(self._processor, Inbox(restored)), fillable=False)
+        self._repeat("finishSnapshotRestore()", lambda: self._processor.finishSnapshotRestore())
 
     def _consume(self, ordinal: int, items: tuple) -> None:
         """Feed one ordinal's items in batches of the mode's inbox limit, as the engine does; a
@@ -198,17 +268,22 @@ class _Run:
         for isWatermark, run in itertools.groupby(items, key=lambda item: isinstance(item, Watermark)):
             if isWatermark:
                 for watermark in run:
-                    tryWatermark = functools.partial(self._processor.tryProcessWatermark, watermark)
+                    tryWatermark = functools.partial(self._tryProcessWatermark, watermark)
                     self._repeat(f"tryProcessWatermark({watermark!r})", tryWatermark)
+                    self._snapshotAndRestore()
             else:
                 self._consumeItems(ordinal, run)
         self._repeat("tryProcess()", lambda: callIdleHook(self._processor), fillable=False)
+
+    def _tryProcessWatermark(self, watermark: Watermark) -> bool:
+        return self._processor.tryProcessWatermark(watermark)
 
     def _consumeItems(self, ordinal: int, source: Iterator) -> None:
         while not (inbox := Inbox(itertools.islice(source, self._mode.inboxLimit))).isEmpty():
             self._repeat("tryProcess()", lambda: callIdleHook(self._processor), fillable=False)
             while not inbox.isEmpty():
                 self._process(ordinal, inbox)
+            self._snapshotAndRestore()
 
     def _process(self, ordinal: int, inbox: Inbox) -> None:
         """Call process() once: it must remove an item or emit, unless the outbox was full."""

@@ -54,7 +54,7 @@ class KeyedStepSupplier(StandardProcessorSupplier):
 
 
 class KeyedStepProcessor(AbstractProcessor):
-    """The cooperative form of a keyed step."""
+    """The cooperative form of a keyed step; its snapshot holds each key's state."""
 
     def __init__(self, supplier: KeyedStepSupplier) -> None:
         self._states: dict = {}
@@ -63,6 +63,14 @@ class KeyedStepProcessor(AbstractProcessor):
     def tryProcess0(self, item) -> bool:
         """Emit the step's output for ``item``."""
         return self._flatMapper.tryProcess(item)
+
+    def saveToSnapshot(self) -> bool:
+        """Save each key's state."""
+        return self.emitFromTraverserToSnapshot(iter(self._states.items()))
+
+    def restoreFromSnapshot(self, key: object, value: object) -> None:
+        """Take back one key's state."""
+        self._states[key] = value
 
 
 @attrs.frozen

@@ -59,14 +59,14 @@ def supplier(maxConcurrentOps=4, preserveOrder=True, fn=doubled) -> AsyncService
 @pytest.mark.parametrize("maxConcurrentOps", [1, 4])
 def test_results_come_in_input_order_and_the_bound_holds(maxConcurrentOps):
     Tracker.made.clear()
-    verifyProcessor(supplier(maxConcurrentOps)).input(ITEMS).expectOutput(EXPECTED).verify()
+    verifyProcessor(supplier(maxConcurrentOps)).disableSnapshots().input(ITEMS).expectOutput(EXPECTED).verify()
     assert Tracker.made and all(t.most <= maxConcurrentOps and t.destroyed for t in Tracker.made)
     assert max(t.most for t in Tracker.made) == maxConcurrentOps
 
 
 def test_unordered_results_are_the_same_multiset():
     Tracker.made.clear()
-    verifyProcessor(supplier(5, preserveOrder=False)).input(ITEMS).expectOutput(EXPECTED).outputChecker(
+    verifyProcessor(supplier(5, preserveOrder=False)).disableSnapshots().input(ITEMS).expectOutput(EXPECTED).outputChecker(
         sameItemsAnyOrder
     ).verify()
     assert all(t.most <= 5 for t in Tracker.made)
@@ -87,7 +87,7 @@ def viaThreads(tracker, item):
 
 def test_concurrent_futures_work_and_none_futures_drop_the_item():
     expected = [item + 1 for item in ITEMS if item % 2]
-    verifyProcessor(supplier(fn=viaThreads)).input(ITEMS).expectOutput(expected).verify()
+    verifyProcessor(supplier(fn=viaThreads)).disableSnapshots().input(ITEMS).expectOutput(expected).verify()
 
 
 async def failing(item):
@@ -104,17 +104,17 @@ def returnsAValue(tracker, item):
 
 def test_a_failing_call_names_the_stage_and_the_item():
     with pytest.raises(UserFunctionError, match=r"Stage 'mapUsingServiceAsync'.* failed on item 5: ValueError: no 5"):
-        verifyProcessor(supplier(fn=failsOnFive)).input(ITEMS).expectOutput(EXPECTED).verify()
+        verifyProcessor(supplier(fn=failsOnFive)).disableSnapshots().input(ITEMS).expectOutput(EXPECTED).verify()
 
 
 def test_a_function_returning_no_future_says_where_it_belongs():
     with pytest.raises(UserFunctionError, match="must return an awaitable or a concurrent.futures.Future .* mapUsingService"):
-        verifyProcessor(supplier(fn=returnsAValue)).input(ITEMS).expectOutput(ITEMS).verify()
+        verifyProcessor(supplier(fn=returnsAValue)).disableSnapshots().input(ITEMS).expectOutput(ITEMS).verify()
 
 
 def test_keyed_calls_get_the_key():
     keyed = AsyncServiceP(TRACKERS, keyedCall, 3, True, "mapUsingPartitionedServiceAsync", keyFn=parity)
-    verifyProcessor(keyed).input([1, 2, 3]).expectOutput([(1, 1), (0, 2), (1, 3)]).verify()
+    verifyProcessor(keyed).disableSnapshots().input([1, 2, 3]).expectOutput([(1, 1), (0, 2), (1, 3)]).verify()
 
 
 def parity(item):
@@ -161,14 +161,14 @@ def completedInAnotherThread(service, item):
 
 @pytest.mark.parametrize("ordered", [True, False])
 def test_completed_futures(ordered):
-    test = verifyProcessor(jetSupplier(ordered, completedFuture)).input(["a", "b"])
+    test = verifyProcessor(jetSupplier(ordered, completedFuture)).disableSnapshots().input(["a", "b"])
     either(test, ["a-1", "b-1"], *([] if ordered else [["b-1", "a-1"]])).verify()
 
 
 @pytest.mark.parametrize("ordered", [True, False])
 def test_futures_completed_in_separate_thread_come_before_the_watermark(ordered):
     orders = [["a-1", "b-1", Watermark(10)]] + ([] if ordered else [["b-1", "a-1", Watermark(10)]])
-    test = verifyProcessor(jetSupplier(ordered, completedInAnotherThread)).input(["a", "b", Watermark(10)])
+    test = verifyProcessor(jetSupplier(ordered, completedInAnotherThread)).disableSnapshots().input(["a", "b", Watermark(10)])
     either(test, *orders).verify()
 
 
@@ -178,7 +178,7 @@ def unsupported(service, item):
 
 @pytest.mark.parametrize("ordered", [True, False])
 def test_forward_watermarks_without_items(ordered):
-    verifyProcessor(jetSupplier(ordered, unsupported)).input([Watermark(10)]).expectOutput([Watermark(10)]).verify()
+    verifyProcessor(jetSupplier(ordered, unsupported)).disableSnapshots().input([Watermark(10)]).expectOutput([Watermark(10)]).verify()
 
 
 def noFuture(service, item):
@@ -187,7 +187,7 @@ def noFuture(service, item):
 
 @pytest.mark.parametrize("ordered", [True, False])
 def test_when_map_fn_returns_null_future_then_filtered_out(ordered):
-    verifyProcessor(jetSupplier(ordered, noFuture)).input(["a", "b", Watermark(10)]).expectOutput(
+    verifyProcessor(jetSupplier(ordered, noFuture)).disableSnapshots().input(["a", "b", Watermark(10)]).expectOutput(
         [Watermark(10)]
     ).verify()
 
@@ -201,7 +201,7 @@ def failedFuture(service, item):
 @pytest.mark.parametrize("ordered", [True, False])
 def test_when_future_completed_exceptionally_then_job_fails(ordered):
     with pytest.raises(UserFunctionError, match="test exception"):
-        verifyProcessor(jetSupplier(ordered, failedFuture)).input(["a"]).expectOutput([]).verify()
+        verifyProcessor(jetSupplier(ordered, failedFuture)).disableSnapshots().input(["a"]).expectOutput([]).verify()
 
 
 async def never():
@@ -236,7 +236,7 @@ def test_watermarks_take_no_slot(ordered):
 
 @pytest.mark.parametrize("ordered", [True, False])
 def test_watermarks_queued_one_after_another_are_conflated(ordered):
-    verifyProcessor(jetSupplier(ordered, completedFuture)).input(["a", Watermark(1), Watermark(2)]).expectOutput(
+    verifyProcessor(jetSupplier(ordered, completedFuture)).disableSnapshots().input(["a", Watermark(1), Watermark(2)]).expectOutput(
         ["a-1", Watermark(2)]
     ).verify()
 
@@ -251,9 +251,9 @@ def test_a_watermark_waits_for_the_calls_before_it_only_where_order_is_kept():
     def call(service, item):
         return delayed(item)
 
-    verifyProcessor(jetSupplier(True, call)).input(["a", Watermark(5), "b", Watermark(7)]).expectOutput(
+    verifyProcessor(jetSupplier(True, call)).disableSnapshots().input(["a", Watermark(5), "b", Watermark(7)]).expectOutput(
         ["a", Watermark(5), "b", Watermark(7)]
     ).verify()
-    unordered = verifyProcessor(jetSupplier(False, call)).input(["a", Watermark(5), "b", Watermark(7)])
+    unordered = verifyProcessor(jetSupplier(False, call)).disableSnapshots().input(["a", Watermark(5), "b", Watermark(7)])
     orders = [["b", "a", Watermark(7)], ["a", "b", Watermark(7)], ["a", Watermark(5), "b", Watermark(7)]]
     either(unordered, *orders).verify()

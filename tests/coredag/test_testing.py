@@ -50,11 +50,39 @@ def test_correct_abstract_processor_passes_in_all_modes():
 
 
 def test_emit_from_traverser_in_complete_passes_with_capacity_one():
-    verifyProcessor(Counting).input("abc").expectOutput(["count", 3, 3, 2, 1]).verify()
+    verifyProcessor(Counting).input("abc").expectOutput(["count", 3, 3, 2, 1]).disableSnapshots().verify()
 
 
 def test_empty_input_still_calls_complete():
-    verifyProcessor(Counting).input([]).expectOutput(["count", 0]).verify()
+    verifyProcessor(Counting).input([]).expectOutput(["count", 0]).disableSnapshots().verify()
+
+
+class SnapshotCounting(Counting):
+    """Counting whose count survives a snapshot, as Jet's processors keep their state."""
+
+    def saveToSnapshot(self):
+        return self.tryEmitToSnapshot("count", self.count) if self.output is None else True
+
+    def restoreFromSnapshot(self, key, value):
+        self.count = value
+
+
+def test_snapshot_modes_go_on_with_a_new_processor_restored_from_the_saved_state():
+    verifyProcessor(SnapshotCounting).input("abc").expectOutput(["count", 3, 3, 2, 1]).verify()
+
+
+def test_a_processor_that_loses_its_state_in_a_snapshot_fails_naming_the_mode():
+    with pytest.raises(AssertionError, match=r"mode='snapshot and restore after every item'\): output of ordinal 0 differs"):
+        verifyProcessor(Counting).input("abc").expectOutput(["count", 3, 3, 2, 1]).verify()
+
+
+def test_a_snapshot_entry_that_cannot_be_pickled_fails():
+    class Unpicklable(SnapshotCounting):
+        def saveToSnapshot(self):
+            return self.tryEmitToSnapshot("count", lambda: self.count)
+
+    with pytest.raises(AssertionError, match="saveToSnapshot\\(\\) saved an entry that cannot be pickled"):
+        verifyProcessor(Unpicklable).input("a").expectOutput(["count", 1, 1]).verify()
 
 
 def test_every_cooperative_mode_gets_a_fresh_processor_initialized_and_closed():
@@ -68,7 +96,7 @@ def test_every_cooperative_mode_gets_a_fresh_processor_initialized_and_closed():
         def close(self):
             log.append(("close", id(self)))
 
-    verifyProcessor(Logged).input([1]).expectOutput([1]).verify()
+    verifyProcessor(Logged).input([1]).expectOutput([1]).disableSnapshots().verify()
     inits = [key for what, key in log if what == "init"]
     assert [what for what, _ in log] == ["init", "close"] * 4
     assert len(set(inits)) == 4
@@ -259,7 +287,7 @@ class Ignoring(Processor):
 
 
 def test_non_cooperative_processor_gets_an_unbounded_outbox():
-    verifyProcessor(lambda: Ignoring(False)).input([1, 2, 3]).expectOutput([1, 2, 3]).verify()
+    verifyProcessor(lambda: Ignoring(False)).input([1, 2, 3]).expectOutput([1, 2, 3]).disableSnapshots().verify()
 
 
 def test_cooperative_processor_ignoring_refusals_fails():
@@ -274,7 +302,7 @@ def test_non_cooperative_processor_runs_in_two_modes():
         made.append(Ignoring(False))
         return made[-1]
 
-    verifyProcessor(supplier).input([1]).expectOutput([1]).verify()
+    verifyProcessor(supplier).input([1]).expectOutput([1]).disableSnapshots().verify()
     assert len(made) == 2
 
 
@@ -368,7 +396,7 @@ def test_output_checker_replaces_equality():
                 self.output = iter(range(self.count, 0, -1))
             return self.emitFromTraverser(self.output)
 
-    test = verifyProcessor(Reversing).input("abc").expectOutput([1, 2, 3])
+    test = verifyProcessor(Reversing).input("abc").expectOutput([1, 2, 3]).disableSnapshots()
     test.outputChecker(sameItemsAnyOrder).verify()
     with pytest.raises(AssertionError, match="output of ordinal 0 differs"):
         test.verify()
