@@ -18,7 +18,9 @@ from sparkjet.coredag.errors import DagError, Interrupted, JobError, SessionErro
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics
 from sparkjet.pipeline.pipeline import Pipeline
+from sparkjet.planner.checkpoint import StreamCheckpoint
 from sparkjet.planner.interrupts import cancelledMessage, interruptCancelsJobs
+from sparkjet.planner.job_config import JobConfig, ProcessingGuarantee
 from sparkjet.planner.planning import Plan, planOf
 
 if TYPE_CHECKING:  # sparkjet.coredag.runtime.execution imports pyspark, which planning never needs
@@ -205,29 +207,35 @@ class Jet:
                 self._sharesSpark = True
             return readyForSparkjet(self._spark)
 
-    def newJob(self, work: Plan | Pipeline | DAG, name: str | None = None) -> Job:
+    def newJob(self, work: Plan | Pipeline | DAG, config: JobConfig | None = None, name: str | None = None) -> Job:
         """Plan ``work`` once (a Pipeline; a Core DAG is taken as built), check its inputs and
-        outputs, start it."""
+        outputs, start it; ``config`` (Jet's ``JobConfig``) names it and sets a stream job's
+        processing guarantee."""
+        config = config or JobConfig()
         planned = planOf(work).validate()
-        jobName = name or f"job-{next(Jet._jobNumbers)}"
+        jobName = name or config.getName() or f"job-{next(Jet._jobNumbers)}"
         watch = _jobWatch.get()
         if watch is not None and not watch.runs:
             watch.jobs.append(Job(jobName, planned, _completed()))
             return watch.jobs[-1]
-        job = self._start(jobName, planned)
+        job = self._start(jobName, planned, config)
         if watch is not None:
             watch.jobs.append(job)
         return job
 
-    def _start(self, jobName: str, planned: Plan) -> Job:
+    def _start(self, jobName: str, planned: Plan, config: JobConfig) -> Job:
         """Check the inputs and outputs of ``planned``, fix its physical plan on the session and
-        start running it in a thread."""
+        start running it in a thread (a stream job with a guarantee from its checkpoint)."""
         from sparkjet.coredag.runtime.execution import JobControl, physicalPlanOn
         from sparkjet.planner.assertions import JobAssertions
-        from sparkjet.planner.stream_job import StreamRun, checkStreamSinks, streamSources
+        from sparkjet.planner.stream_job import StreamRun, checkStreamSinks, resumingOutputs, streamSources
 
+        checkpoint = None
         if streamSources(planned.dag):
             checkStreamSinks(planned.dag)
+            if config.getProcessingGuarantee() is not ProcessingGuarantee.NONE:
+                checkpoint = StreamCheckpoint(config.checkpointLocation(jobName))
+                planned = attrs.evolve(planned, dag=resumingOutputs(planned.dag, checkpoint.claimedOutputs()))
         dag = preflightDag(planned.dag)
         interruptCancelsJobs.install()
         spark = self.spark()
@@ -240,7 +248,9 @@ class Jet:
         try:
             assertions = JobAssertions(dag)
             if streamSources(dag):
-                stream = StreamRun(spark, dag, planned.physical, jobName, control, self._publishLists, assertions)
+                stream = StreamRun(
+                    spark, dag, planned.physical, jobName, control, self._publishLists, assertions, checkpoint
+                )
                 running = self._executor.submit(self._finally, stream.run, jobName, control)
                 return Job(jobName, planned, running, control, stream.metrics)
             batch = functools.partial(self._runBatch, spark, dag, planned.physical, jobName, control, assertions)

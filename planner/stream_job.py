@@ -10,15 +10,18 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
+import attrs
+
 from sparkjet.coredag.errors import DagError, JobError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics, MicroBatchMetrics
-from sparkjet.coredag.processors.sinks import CreateDataFrame
+from sparkjet.coredag.processors.sinks import CreateDataFrame, FilesSinkP
 from sparkjet.coredag.runtime.execution import JobControl, MicroBatch, executeDag
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
 from sparkjet.coredag.runtime.processor_state import vertexWatermarks
 from sparkjet.coredag.runtime.terminal_outputs import outputDirectories, terminalOutputOf
 from sparkjet.planner.assertions import JobAssertions
+from sparkjet.planner.checkpoint import StreamCheckpoint
 
 TRIGGER_MILLIS = 1000
 """How often a micro-batch starts while there is new input."""
@@ -70,25 +73,45 @@ def checkStreamSinks(dag: DAG) -> None:
             )
 
 
+def resumingOutputs(dag: DAG, claimed: set[str]) -> DAG:
+    """Return ``dag`` with its files sinks writing into directories an earlier run of the job
+    claimed taking them as they are (a restarted job goes on writing there)."""
+
+    def resuming(vertex):
+        supplier = vertex.processorSupplier
+        if isinstance(supplier, FilesSinkP) and supplier.directory in claimed:
+            return attrs.evolve(vertex, processorSupplier=attrs.evolve(supplier, resumes=True))
+        return vertex
+
+    return dag.withVertices(resuming)
+
+
 class StreamRun:
     """Runs a stream job's ``dag`` on a streaming query until its stream ends (a finite stream:
     then a last run completes every processor) or the job is cancelled; ``publish`` gets the
-    list sinks' items of each micro-batch as soon as it is done, ``assertions`` its assertion sinks'."""
+    list sinks' items of each micro-batch as soon as it is done, ``assertions`` its assertion sinks'.
+
+    With a ``checkpoint`` (a processing guarantee), the job starts from the states of Spark's
+    last committed micro-batch there and saves its states after each micro-batch before Spark
+    commits it; a killed job run again goes on from there, Spark running its uncommitted
+    micro-batch again with the same input. The checkpoint goes once the job completes or is
+    cancelled; without one, the job's files live in a temporary directory."""
 
     def __init__(
         self, spark, dag: DAG, physical: PhysicalPlan, jobName: str, control: JobControl,
         publish: Callable[[dict[str, list]], None], assertions: JobAssertions,
+        checkpoint: StreamCheckpoint | None = None,
     ) -> None:
         self._spark, self._dag, self._physical = spark, dag, physical
         self._jobName, self._control, self._publish = jobName, control, publish
-        self._assertions = assertions
+        self._assertions, self._keptCheckpoint = assertions, checkpoint
+        self._lastBatch = -1
         self._started = time.perf_counter()
         self._lock = threading.Lock()
         self._microBatches: list[MicroBatchMetrics] = []
         self._states: dict = {}
         self._outputs = outputDirectories(spark.sparkContext, dag)
         self._staticVertices, self._staticOutputs = staticVertices(dag), {}
-        self._runs = 0
         self._counts: Counter = Counter()
         self._failure: BaseException | None = None
         self._sources = [vertex.processorSupplier for vertex in streamSources(dag)]
@@ -97,27 +120,36 @@ class StreamRun:
     def run(self) -> JobMetrics:
         """Run the job to its end; return its figures over every micro-batch. A files sink's
         directory is claimed first; a failed job removes it if no micro-batch wrote to it."""
-        workDirectory = tempfile.mkdtemp(prefix=f"sparkjet-{re.sub(r'[^A-Za-z0-9_.-]', '_', self._jobName)}-")
-        feeders = []
+        temporary = re.sub(r"[^A-Za-z0-9_.-]", "_", self._jobName)
+        checkpoint = self._keptCheckpoint or StreamCheckpoint(tempfile.mkdtemp(prefix=f"sparkjet-{temporary}-"))
+        feeders, ended = [], False
         try:
+            self._states = checkpoint.restoredStates()
+            committed = checkpoint.lastCommittedBatch()
+            self._lastBatch = -1 if committed is None else committed
             for output in self._outputs.values():
                 output.claimOnce()
-            feeders = self._startFeeders(workDirectory)
-            query = self._startQuery(workDirectory)
+            if self._keptCheckpoint is not None:
+                checkpoint.recordClaims([output.directory for output in self._outputs.values()])
+            feeders = self._startFeeders(checkpoint)
+            query = self._startQuery(checkpoint)
             self._awaitEnd(query, feeders)
             if self._finite:
                 self._runMicroBatch(None, -1, final=True)
                 self._assertions.complete()
+            ended = True
         except BaseException:
             for output in self._outputs.values():
                 output.abort()
+            ended = self._control.cancelled  # cancelled: terminal, as in Jet; failed: kept to go on from
             raise
         finally:
             for feeder in feeders:
                 feeder.stop()
             for rdd in self._staticOutputs.values():
                 rdd.unpersist()
-            shutil.rmtree(workDirectory, ignore_errors=True)
+            if ended or self._keptCheckpoint is None:
+                shutil.rmtree(checkpoint.directory, ignore_errors=True)
         return self.metrics()
 
     def metrics(self) -> JobMetrics:
@@ -129,32 +161,28 @@ class StreamRun:
                 self._physical.shuffledEdges(), vertexWatermarks(self._states), tuple(self._microBatches),
             )
 
-    def _startFeeders(self, workDirectory: str) -> list:
+    def _startFeeders(self, checkpoint: StreamCheckpoint) -> list:
         """Start the driver's threads feeding the sources built from user functions."""
         feeders = [
             feeder
             for number, source in enumerate(self._sources)
-            if (feeder := source.feeder(self._jobName, self._sourceDirectory(workDirectory, number))) is not None
+            if (feeder := source.feeder(self._jobName, checkpoint.sourceDirectory(number))) is not None
         ]
         for feeder in feeders:
             feeder.start()
         return feeders
 
-    @staticmethod
-    def _sourceDirectory(workDirectory: str, number: int) -> str:
-        return f"{workDirectory}/source-{number}"
-
-    def _startQuery(self, workDirectory: str):
+    def _startQuery(self, checkpoint: StreamCheckpoint):
         """Start the query reading every stream source, a micro-batch at a time."""
         frames = [
-            source.streamingRows(self._spark, self._sourceDirectory(workDirectory, number))
+            source.streamingRows(self._spark, checkpoint.sourceDirectory(number))
             for number, source in enumerate(self._sources)
         ]
         if not self._finite and needsHeartbeat(self._dag, self._physical):
             frames.append(self._heartbeat())
         rows = functools.reduce(lambda left, right: left.unionByName(right), frames)
         writer = rows.writeStream.foreachBatch(self._onMicroBatch).option(
-            "checkpointLocation", f"{workDirectory}/checkpoint"
+            "checkpointLocation", checkpoint.queryLocation
         ).queryName(self._jobName)
         trigger = {"availableNow": True} if self._finite else {"processingTime": f"{TRIGGER_MILLIS} milliseconds"}
         return writer.trigger(**trigger).start()
@@ -177,14 +205,19 @@ class StreamRun:
             raise
 
     def _runMicroBatch(self, rows, batchId: int, final: bool = False) -> None:
+        """Run the DAG over micro-batch ``batchId`` (its files named after it, so a micro-batch
+        run again after a restart writes the same files again); save the states it ends with."""
+        named = self._lastBatch + 1 if final else batchId
         for output in self._outputs.values():
-            output.startMicroBatch(self._runs)
-        self._runs += 1
+            output.startMicroBatch(named)
         started = time.perf_counter()
         outcome = executeDag(
             self._spark, self._dag, self._jobName, self._control, self._physical,
             MicroBatch(batchId, rows, self._states, self._outputs, final, self._staticVertices, self._staticOutputs),
         )
+        if not final and self._keptCheckpoint is not None:
+            self._keptCheckpoint.saveStates(batchId, outcome.states)
+        self._lastBatch = max(self._lastBatch, batchId)
         read = sum(outcome.counts["itemsOut", vertex.name] for vertex in streamSources(self._dag))
         with self._lock:
             self._states = outcome.states if not final else self._states

@@ -36,6 +36,8 @@ class SaveAsTextFiles:
 
     directory: str
     origin: str
+    resumes: bool = False
+    """A restarted stream job's: the directory is the one its earlier run claimed."""
 
 
 @attrs.frozen
@@ -100,24 +102,26 @@ class AssertionSinkP(DriverSinkP):
 
 @attrs.frozen
 class FilesSinkP(SinkSupplier):
-    """Writes ``str(item)`` per line into part files of a new directory, committed by Spark."""
+    """Writes ``str(item)`` per line into part files of a new directory, committed by Spark; a
+    restarted stream job ``resumes`` writing into the directory its earlier run claimed."""
 
     directory: str
+    resumes: bool = attrs.field(default=False, kw_only=True)
 
     origin = "Sinks.files"
 
     @property
     def terminalOutput(self) -> SaveAsTextFiles:
         """Return where the lines go: committed part files."""
-        return SaveAsTextFiles(self.directory, self.origin)
+        return SaveAsTextFiles(self.directory, self.origin, self.resumes)
 
     def preflight(self) -> "FilesSinkP":
         """Refuse an unsafe or existing local output directory, before anything runs (the job
-        checks a directory of another file system when it claims it)."""
+        checks a directory of another file system when it claims it); a resumed one exists."""
         reason = unsafeOutputReason(self.directory)
         if reason is not None:
             raise OutputError(unsafeOutputMessage(self.origin, self.directory, reason))
-        if localPathOf(self.directory) is not None:
+        if localPathOf(self.directory) is not None and not self.resumes:
             checkLocalTarget(self.directory, self.origin)
         return self
 

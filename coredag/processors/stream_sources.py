@@ -180,11 +180,14 @@ class FiniteStreamP(StreamSourceP):
     finite = True
 
     def streamingRows(self, spark, workDirectory: str):
-        """Write the events, a file per micro-batch; return Spark's stream of those files."""
+        """Write the events, a file per micro-batch (once: a restarted job reads the same files
+        again); return Spark's stream of those files."""
         os.makedirs(workDirectory, exist_ok=True)
         start = int(time.time())
         for number, first in enumerate(range(0, len(self.events), self.itemsPerBatch)):
             path = os.path.join(workDirectory, f"batch-{number:06d}.txt")
+            if os.path.exists(path):
+                continue
             with open(path, "w", encoding="ascii") as file:
                 for event in self.events[first : first + self.itemsPerBatch]:
                     file.write(base64.b64encode(pickle.dumps(event)).decode("ascii") + "\n")

@@ -36,8 +36,8 @@ class OutputDirectoryClaim:
     """What a local and a Hadoop output directory share: a claim made once, a staging directory
     per write, and the micro-batch whose part files a stream's commit names."""
 
-    def __init__(self, directory: str, origin: str) -> None:
-        self.directory, self.origin = directory, origin
+    def __init__(self, directory: str, origin: str, resumes: bool = False) -> None:
+        self.directory, self.origin, self._resumes = directory, origin, resumes
         self._claimed = False
         self._batch: int | None = None
         self._moved: list = []
@@ -50,8 +50,14 @@ class OutputDirectoryClaim:
         self.staging = self._stagingPath()
 
     def claimOnce(self) -> None:
-        """Claim the directory unless this job already did (a stream's later micro-batches)."""
-        if not self._claimed:
+        """Claim the directory unless this job already did (a stream's later micro-batches, or
+        a restarted stream job's earlier run: then the directory is taken as it is)."""
+        if self._claimed:
+            return
+        if self._resumes and self._exists():
+            self._claimed = True
+            self._removeLeftStaging()
+        else:
             self.claim()
 
     def _committedName(self, name: str, size: int) -> str | None:
@@ -67,14 +73,23 @@ class OutputDirectoryClaim:
 class LocalOutputDirectory(OutputDirectoryClaim):
     """A job's claim on a new local directory: what it created, so an abort removes just that."""
 
-    def __init__(self, directory: str, origin: str) -> None:
-        super().__init__(directory, origin)
+    def __init__(self, directory: str, origin: str, resumes: bool = False) -> None:
+        super().__init__(directory, origin, resumes)
         self.target = localPathOf(directory)
         self.staging = self._stagingPath()
         self._createdParents: list[str] = []
 
     def _stagingPath(self) -> str:
         return os.path.join(self.target, STAGING_PREFIX + uuid.uuid4().hex)
+
+    def _exists(self) -> bool:
+        return os.path.isdir(self.target)
+
+    def _removeLeftStaging(self) -> None:
+        """Remove the staging directories a killed earlier run left (hidden, never read)."""
+        for name in os.listdir(self.target):
+            if name.startswith(STAGING_PREFIX):
+                shutil.rmtree(os.path.join(self.target, name), ignore_errors=True)
 
     @property
     def sparkPath(self) -> str:
@@ -149,8 +164,8 @@ class HadoopOutputDirectory(OutputDirectoryClaim):
     exclusive creation made by a claim file beside the directory (Hadoop's mkdirs is not
     exclusive)."""
 
-    def __init__(self, directory: str, origin: str, sparkContext) -> None:
-        super().__init__(directory, origin)
+    def __init__(self, directory: str, origin: str, sparkContext, resumes: bool = False) -> None:
+        super().__init__(directory, origin, resumes)
         jvm = sparkContext._jvm
         self._Path = jvm.org.apache.hadoop.fs.Path
         self.target = self._Path(directory)
@@ -160,6 +175,15 @@ class HadoopOutputDirectory(OutputDirectoryClaim):
 
     def _stagingPath(self):
         return self._Path(self.target, STAGING_PREFIX + uuid.uuid4().hex)
+
+    def _exists(self) -> bool:
+        return bool(self._fs.exists(self.target))
+
+    def _removeLeftStaging(self) -> None:
+        """Remove the staging directories a killed earlier run left (hidden, never read)."""
+        for status in self._fs.listStatus(self.target):
+            if status.getPath().getName().startswith(STAGING_PREFIX):
+                self._fs.delete(status.getPath(), True)
 
     @property
     def sparkPath(self) -> str:
@@ -209,6 +233,8 @@ class HadoopOutputDirectory(OutputDirectoryClaim):
             if source.getName().startswith("_temporary") or committed is None:
                 continue
             destination = self._Path(self.target, committed)
+            if self._batch is not None and self._fs.exists(destination):
+                self._fs.delete(destination, False)  # a re-run micro-batch's own file, written again
             if not self._fs.rename(source, destination):
                 raise OutputError(
                     f"{self.origin}: could not move '{source.toString()}' to "

@@ -37,9 +37,9 @@ def outputDirectories(sc: SparkContext, dag: DAG) -> dict[str, OutputDirectory]:
         output = terminalOutputOf(vertex.processorSupplier)
         if isinstance(output, SaveAsTextFiles):
             outputs[vertex.name] = (
-                LocalOutputDirectory(output.directory, output.origin)
+                LocalOutputDirectory(output.directory, output.origin, output.resumes)
                 if localPathOf(output.directory) is not None
-                else HadoopOutputDirectory(output.directory, output.origin, sc)
+                else HadoopOutputDirectory(output.directory, output.origin, sc, output.resumes)
             )
     return outputs
 

@@ -48,6 +48,7 @@ from sparkjet.pipeline import (
     wholeItem,
 )
 from sparkjet.planner import Jet, Job, PlanningError, plan
+from sparkjet.planner.job_config import JobConfig, ProcessingGuarantee
 
 __all__ = [
     "AbstractProcessor",
@@ -67,6 +68,7 @@ __all__ = [
     "Jet",
     "Job",
     "JobError",
+    "JobConfig",
     "JoinClause",
     "Outbox",
     "OutputError",
@@ -76,6 +78,7 @@ __all__ = [
     "PlanningError",
     "Processor",
     "ProcessorContext",
+    "ProcessingGuarantee",
     "ProcessorContractError",
     "RoutingPolicy",
     "ServiceFactories",

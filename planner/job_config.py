@@ -1,0 +1,76 @@
+"""Jet's ``JobConfig`` and ``ProcessingGuarantee``: a job's name, the guarantee its stream keeps
+across a restart, and where its checkpoint lives.
+
+Unlike sparkjet's values, a ``JobConfig`` is mutable, as Jet's is: Jet's users write
+``config.setProcessingGuarantee(...)`` and expect the config changed."""
+
+import enum
+import os
+import re
+
+STATE_DIRECTORY_VARIABLE = "SPARKJET_STATE_DIR"
+"""The environment variable naming the directory of jobs' default checkpoints (else ~/.sparkjet/state)."""
+
+
+class ProcessingGuarantee(enum.Enum):
+    """What a stream job guarantees across a restart (Jet's ``ProcessingGuarantee``)."""
+
+    NONE = "NONE"
+    AT_LEAST_ONCE = "AT_LEAST_ONCE"
+    EXACTLY_ONCE = "EXACTLY_ONCE"
+
+
+class JobConfig:
+    """A job's name, processing guarantee, snapshot interval and checkpoint location."""
+
+    def __init__(self) -> None:
+        self._name: str | None = None
+        self._guarantee = ProcessingGuarantee.NONE
+        self._snapshotIntervalMillis = 10_000
+        self._checkpointLocation: str | None = None
+
+    def setName(self, name: str) -> "JobConfig":
+        """Name the job (a restarted stream job finds its checkpoint by it)."""
+        self._name = name
+        return self
+
+    def getName(self) -> str | None:
+        """Return the job's name, None if unset."""
+        return self._name
+
+    def setProcessingGuarantee(self, guarantee: ProcessingGuarantee) -> "JobConfig":
+        """Set what a stream job guarantees across a restart (default NONE: it restarts empty)."""
+        if not isinstance(guarantee, ProcessingGuarantee):
+            raise TypeError(f"setProcessingGuarantee takes a ProcessingGuarantee, got {guarantee!r}")
+        self._guarantee = guarantee
+        return self
+
+    def getProcessingGuarantee(self) -> ProcessingGuarantee:
+        """Return the processing guarantee."""
+        return self._guarantee
+
+    def setSnapshotIntervalMillis(self, millis: int) -> "JobConfig":
+        """Set Jet's snapshot interval; a sparkjet stream job snapshots at the end of every
+        micro-batch, so it is kept and reported, not used."""
+        if not isinstance(millis, int) or millis < 0:
+            raise ValueError(f"setSnapshotIntervalMillis takes 0 or more milliseconds, got {millis!r}")
+        self._snapshotIntervalMillis = millis
+        return self
+
+    def getSnapshotIntervalMillis(self) -> int:
+        """Return the snapshot interval."""
+        return self._snapshotIntervalMillis
+
+    def setCheckpointLocation(self, directory: str) -> "JobConfig":
+        """Keep the stream job's checkpoint (Spark's offsets and commits, the processors'
+        snapshots) in ``directory``, a local path."""
+        self._checkpointLocation = directory
+        return self
+
+    def checkpointLocation(self, jobName: str) -> str:
+        """Return the checkpoint directory: the one set, else one named after the job under
+        ``$SPARKJET_STATE_DIR`` (default ``~/.sparkjet/state``)."""
+        if self._checkpointLocation is not None:
+            return self._checkpointLocation
+        root = os.environ.get(STATE_DIRECTORY_VARIABLE) or os.path.join(os.path.expanduser("~"), ".sparkjet", "state")
+        return os.path.join(root, re.sub(r"[^A-Za-z0-9_.-]", "_", jobName))
