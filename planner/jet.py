@@ -8,6 +8,7 @@ import functools
 import itertools
 import os
 import threading
+import warnings
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -228,11 +229,19 @@ class Jet:
         start running it in a thread (a stream job with a guarantee from its checkpoint)."""
         from sparkjet.coredag.runtime.execution import JobControl, physicalPlanOn
         from sparkjet.planner.assertions import JobAssertions
-        from sparkjet.planner.stream_job import StreamRun, checkStreamSinks, resumingOutputs, streamSources
+        from sparkjet.planner.stream_job import (
+            StreamRun,
+            checkStreamSinks,
+            notExactlyOnce,
+            resumingOutputs,
+            streamSources,
+        )
 
         checkpoint = None
         if streamSources(planned.dag):
             checkStreamSinks(planned.dag)
+            if config.getProcessingGuarantee() is ProcessingGuarantee.EXACTLY_ONCE:
+                warnNotExactlyOnce(jobName, notExactlyOnce(planned.dag))
             if config.getProcessingGuarantee() is not ProcessingGuarantee.NONE:
                 checkpoint = StreamCheckpoint(config.checkpointLocation(jobName))
                 planned = attrs.evolve(planned, dag=resumingOutputs(planned.dag, checkpoint.claimedOutputs()))
@@ -329,6 +338,17 @@ class Jet:
             if self._sharesSpark:
                 sharedSessions.release(self._spark)
             self._spark, self._sharesSpark = None, False
+
+
+def warnNotExactlyOnce(jobName: str, sinks: list[str]) -> None:
+    """Say, when an exactly-once job is submitted, which of its sinks cannot be exactly once."""
+    if sinks:
+        warnings.warn(
+            f"Job '{jobName}' is EXACTLY_ONCE, but its sink(s) {', '.join(sinks)} may repeat the items of a "
+            "micro-batch run again after a restart (a logger logs them again; a sink of your own may do "
+            "anything): only its list, files, JSON and noop sinks are exactly once",
+            stacklevel=3,
+        )
 
 
 def _completed() -> concurrent.futures.Future:

@@ -15,7 +15,7 @@ import attrs
 from sparkjet.coredag.errors import DagError, JobError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics, MicroBatchMetrics
-from sparkjet.coredag.processors.sinks import CreateDataFrame, FilesSinkP
+from sparkjet.coredag.processors.sinks import CreateDataFrame, DriverSinkP, FilesSinkP, NoopSinkP
 from sparkjet.coredag.runtime.execution import JobControl, MicroBatch, executeDag
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
 from sparkjet.coredag.runtime.processor_state import vertexWatermarks
@@ -71,6 +71,19 @@ def checkStreamSinks(dag: DAG) -> None:
                 f"Sink '{vertex.name}' takes a stream, but Sinks.dataframe makes one whole DataFrame per job: "
                 "write a stream to Sinks.list, Sinks.files, Sinks.json, Sinks.logger or Sinks.noop"
             )
+
+
+def notExactlyOnce(dag: DAG) -> list[str]:
+    """Return the sinks that may repeat an item after a restart: a logger logs a micro-batch run
+    again a second time, and a sink of the user's own may do anything; files sinks rewrite a
+    micro-batch's files under the same names, a driver's list starts empty in the new process."""
+    exactlyOnce = (DriverSinkP, FilesSinkP, NoopSinkP)
+    return [
+        vertex.name
+        for vertex in dag
+        if not dag.getOutboundEdges(vertex.name)
+        and not isinstance(getattr(vertex.processorSupplier, "inner", vertex.processorSupplier), exactlyOnce)
+    ]
 
 
 def resumingOutputs(dag: DAG, claimed: set[str]) -> DAG:

@@ -9,7 +9,8 @@ from sparkjet import JobConfig, Pipeline, ProcessingGuarantee, Sinks, Sources
 from sparkjet.coredag.runtime.processor_state import ProcessorState
 from sparkjet.planner import plan
 from sparkjet.planner.checkpoint import StreamCheckpoint
-from sparkjet.planner.stream_job import resumingOutputs
+from sparkjet.planner.jet import warnNotExactlyOnce
+from sparkjet.planner.stream_job import notExactlyOnce, resumingOutputs
 
 
 def test_a_job_config_is_jets_fluent_and_mutable_one():
@@ -52,3 +53,14 @@ def test_a_restarted_job_goes_on_writing_into_the_directories_it_claimed(tmp_pat
     assert sink.resumes
     (tmp_path / "out").mkdir()
     sink.preflight()  # the directory exists: it is the job's own
+
+
+def test_an_exactly_once_stream_job_says_which_sinks_cannot_be_exactly_once(tmp_path):
+    p = Pipeline.create()
+    lines = p.readFrom(Sources.fileWatcher(str(tmp_path))).withoutTimestamps()
+    lines.writeTo(Sinks.logger())
+    lines.writeTo(Sinks.files(str(tmp_path / "out")))
+    lines.writeTo(Sinks.list("lines"))
+    assert notExactlyOnce(plan(p).dag) == ["loggerSink"]
+    with pytest.warns(UserWarning, match=r"Job 'j' is EXACTLY_ONCE, but its sink\(s\) loggerSink may repeat"):
+        warnNotExactlyOnce("j", ["loggerSink"])
