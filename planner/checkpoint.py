@@ -6,6 +6,10 @@ states of Spark's last committed micro-batch; Spark runs the next one again with
 import json
 import os
 import pickle
+import time
+
+from sparkjet.coredag.model.event_time_policy import wallClockMillis
+from sparkjet.coredag.model.metrics import SnapshotMetrics
 
 STATES = "states"
 QUERY = "query"
@@ -42,16 +46,28 @@ class StreamCheckpoint:
         with open(self._statesPath(batch), "rb") as file:
             return pickle.load(file)
 
-    def saveStates(self, batchId: int, states: dict) -> None:
+    def saveStates(self, batchId: int, states: dict) -> SnapshotMetrics:
         """Save the processors' states at the end of micro-batch ``batchId``, whole or not at
-        all (written aside, then renamed), before Spark commits the micro-batch."""
+        all (written aside, then renamed), before Spark commits the micro-batch; return the
+        snapshot's figures."""
+        started, takenAt = time.perf_counter(), wallClockMillis()
         os.makedirs(os.path.join(self.directory, STATES), exist_ok=True)
         path = self._statesPath(batchId)
         with open(path + ".writing", "wb") as file:
             pickle.dump(states, file)
             file.flush()
             os.fsync(file.fileno())
+            size = file.tell()
         os.replace(path + ".writing", path)
+        self._removeStatesBefore(batchId - 1)
+        return SnapshotMetrics(batchId, takenAt, size, time.perf_counter() - started)
+
+    def _removeStatesBefore(self, batchId: int) -> None:
+        """Remove the states older than micro-batch ``batchId``: a restart needs the last
+        committed micro-batch's, and the one after it may not be committed yet."""
+        for name in _listed(os.path.join(self.directory, STATES)):
+            if name.startswith("batch-") and name.endswith(".pickle") and int(name[6:-7]) < batchId:
+                os.remove(os.path.join(self.directory, STATES, name))
 
     def claimedOutputs(self) -> set[str]:
         """Return the output directories an earlier run of the job claimed."""

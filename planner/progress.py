@@ -52,6 +52,8 @@ def streamProgressText(metrics: JobMetrics, nowMillis: int) -> str:
         text += f" · watermark {watermark:,}"
         if 0 <= nowMillis - watermark < DAY_MILLIS:
             text += f" · {(nowMillis - watermark) / 1000:.1f} s behind the clock"
+    if metrics.lastSnapshot is not None:
+        text += f" · snapshot {metrics.lastSnapshot.snapshotId}"
     return text
 
 

@@ -106,8 +106,12 @@ def _drawingSection(planned: Plan, metrics: JobMetrics) -> str:
 
 def _figuresSection(metrics: JobMetrics) -> str:
     vertexRows = [row for vertex in metrics.vertices for row in _vertexRows(vertex)]
+    stream = [f'<p id="micro-batches">{html.escape(metrics.microBatchLine())}</p>'] if metrics.microBatches else []
+    if metrics.lastSnapshot is not None:
+        stream.append(f'<p id="last-snapshot">Last {html.escape(metrics.lastSnapshot.describe())}</p>')
     return "\n".join([
         '<section id="figures">',
+        *stream,
         "<h2>Vertices</h2>",
         '<table id="vertices">',
         _headings(["Vertex and its fused stages"], ["Items in", "Items out", "Busy (s)", "Processors"]),

@@ -14,7 +14,7 @@ import attrs
 
 from sparkjet.coredag.errors import DagError, JobError
 from sparkjet.coredag.model.dag import DAG
-from sparkjet.coredag.model.metrics import JobMetrics, MicroBatchMetrics
+from sparkjet.coredag.model.metrics import JobMetrics, MicroBatchMetrics, SnapshotMetrics
 from sparkjet.coredag.processors.sinks import CreateDataFrame, DriverSinkP, FilesSinkP, NoopSinkP
 from sparkjet.coredag.runtime.execution import JobControl, MicroBatch, executeDag
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
@@ -119,6 +119,7 @@ class StreamRun:
         self._jobName, self._control, self._publish = jobName, control, publish
         self._assertions, self._keptCheckpoint = assertions, checkpoint
         self._lastBatch = -1
+        self._lastSnapshot: SnapshotMetrics | None = None
         self._started = time.perf_counter()
         self._lock = threading.Lock()
         self._microBatches: list[MicroBatchMetrics] = []
@@ -172,6 +173,7 @@ class StreamRun:
             return JobMetrics.of(
                 self._jobName, time.perf_counter() - self._started, self._dag, self._counts,
                 self._physical.shuffledEdges(), vertexWatermarks(self._states), tuple(self._microBatches),
+                self._lastSnapshot,
             )
 
     def _startFeeders(self, checkpoint: StreamCheckpoint) -> list:
@@ -228,8 +230,9 @@ class StreamRun:
             self._spark, self._dag, self._jobName, self._control, self._physical,
             MicroBatch(batchId, rows, self._states, self._outputs, final, self._staticVertices, self._staticOutputs),
         )
+        snapshot = None
         if not final and self._keptCheckpoint is not None:
-            self._keptCheckpoint.saveStates(batchId, outcome.states)
+            snapshot = self._keptCheckpoint.saveStates(batchId, outcome.states)
         self._lastBatch = max(self._lastBatch, batchId)
         read = sum(outcome.counts["itemsOut", vertex.name] for vertex in streamSources(self._dag))
         with self._lock:
@@ -237,6 +240,7 @@ class StreamRun:
             for key, count in outcome.counts.items():  # a vertex's processors are one run's, not their sum
                 self._counts[key] = count if key[0] == "processors" else self._counts[key] + count
             self._microBatches.append(MicroBatchMetrics(batchId, time.perf_counter() - started, read))
+            self._lastSnapshot = snapshot or self._lastSnapshot
         self._publish(self._assertions.listItems(outcome.lists))
         self._assertions.receive(outcome.lists)
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from sparkjet import Pipeline, Sinks, Sources, TestSources, UserFunctionError
+from sparkjet import JobConfig, Pipeline, ProcessingGuarantee, Sinks, Sources, TestSources, UserFunctionError
 from sparkjet.planner import JobStatus
 
 pytestmark = pytest.mark.spark
@@ -131,3 +131,17 @@ def test_a_stream_job_failing_before_it_wrote_removes_the_directory_it_made(jet,
     with pytest.raises(UserFunctionError):
         jet.newJob(p).join()
     assert os.listdir(tmp_path) == []
+
+
+def test_an_exactly_once_job_reports_its_last_snapshot_and_removes_its_checkpoint_when_done(jet, tmp_path):
+    p = Pipeline.create()
+    events = [(number, f"item-{number}") for number in range(6)]
+    p.readFrom(TestSources.finiteStream(events, itemsPerBatch=2)).withoutTimestamps().writeTo(Sinks.list("snapshotted"))
+    config = JobConfig().setProcessingGuarantee(ProcessingGuarantee.EXACTLY_ONCE).setCheckpointLocation(str(tmp_path / "ckpt"))
+    job = jet.newJob(p, config)
+    job.join()
+    snapshot = job.metrics().lastSnapshot
+    assert snapshot is not None and snapshot.snapshotId == 2 and snapshot.bytes > 0
+    assert "Last snapshot 2 at " in job.metrics().format()
+    assert not (tmp_path / "ckpt").exists()
+    assert sorted(jet.getList("snapshotted")) == sorted(item for _, item in events)
