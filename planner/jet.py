@@ -23,6 +23,7 @@ from sparkjet.planner.checkpoint import StreamCheckpoint
 from sparkjet.planner.interrupts import cancelledMessage, interruptCancelsJobs
 from sparkjet.planner.job_config import JobConfig, ProcessingGuarantee
 from sparkjet.planner.planning import Plan, planOf
+from sparkjet.planner.suspension import Suspension, SuspensionState
 
 if TYPE_CHECKING:  # sparkjet.coredag.runtime.execution imports pyspark, which planning never needs
     from sparkjet.coredag.runtime.execution import JobControl
@@ -63,6 +64,7 @@ class JobStatus(enum.Enum):
 
     NOT_RUNNING = "NOT_RUNNING"
     RUNNING = "RUNNING"
+    SUSPENDED = "SUSPENDED"
     FAILED = "FAILED"
     COMPLETED = "COMPLETED"
 
@@ -79,12 +81,14 @@ class Job:
     def __init__(
         self, name: str, plan: Plan, future: concurrent.futures.Future,
         control: "JobControl | None" = None, liveMetrics: Callable[[], JobMetrics] | None = None,
+        suspension: Suspension | None = None,
     ) -> None:
         self.name = name
         self.plan = plan
         self._future = future
         self._control = control
         self._liveMetrics = liveMetrics
+        self._suspension = suspension
 
     def getName(self) -> str:
         """Return the job's name."""
@@ -104,7 +108,8 @@ class Job:
         """Return the job's status now: RUNNING until it completes (a stream job: until it is
         cancelled or its finite stream ends), then COMPLETED or FAILED; NOT_RUNNING if only planned."""
         if not self._future.done():
-            return JobStatus.RUNNING
+            suspended = self._suspension is not None and self._suspension.state is SuspensionState.SUSPENDED
+            return JobStatus.SUSPENDED if suspended else JobStatus.RUNNING
         if self._future.cancelled() or self._future.exception() is not None:
             return JobStatus.FAILED
         return JobStatus.NOT_RUNNING if self._control is None else JobStatus.COMPLETED
@@ -143,6 +148,28 @@ class Job:
         ``join()`` raises CancelledError. A job that already completed ignores it."""
         if self._control is not None:
             self._control.cancel()
+
+    def suspend(self) -> None:
+        """Stop the stream job after the states of its last micro-batch are saved, keeping its
+        checkpoint; ``resume()`` goes on from there (Jet's ``Job.suspend()``)."""
+        self._suspensionOf("suspend").suspend()
+
+    def resume(self) -> None:
+        """Go on with a suspended stream job from its last snapshot (Jet's ``Job.resume()``)."""
+        self._suspensionOf("resume").resume()
+
+    def restart(self) -> None:
+        """Stop the stream job and go on at once from its last snapshot (Jet's ``Job.restart()``)."""
+        self._suspensionOf("restart").restart()
+
+    def _suspensionOf(self, method: str) -> Suspension:
+        if self._suspension is None:
+            raise JobError(
+                f"Job '{self.name}': {method}() needs a stream job with a processing guarantee, whose "
+                "snapshot it goes on from: submit it with JobConfig().setProcessingGuarantee("
+                "ProcessingGuarantee.EXACTLY_ONCE) (a batch job, or one without a guarantee, would start over)"
+            )
+        return self._suspension
 
     def metrics(self) -> JobMetrics:
         """Return what the job did: items in and out per vertex and per fused stage, busy time
@@ -230,6 +257,7 @@ class Jet:
         from sparkjet.coredag.runtime.execution import JobControl, physicalPlanOn
         from sparkjet.planner.assertions import JobAssertions
         from sparkjet.planner.stream_job import (
+            StreamJob,
             StreamRun,
             checkStreamSinks,
             notExactlyOnce,
@@ -257,11 +285,16 @@ class Jet:
         try:
             assertions = JobAssertions(dag)
             if streamSources(dag):
-                stream = StreamRun(
-                    spark, dag, planned.physical, jobName, control, self._publishLists, assertions, checkpoint
+                stream = StreamJob(
+                    lambda suspension, claimed: StreamRun(
+                        spark, resumingOutputs(dag, claimed), planned.physical, jobName, control,
+                        self._publishLists, assertions, checkpoint, suspension,
+                    ),
+                    control,
                 )
                 running = self._executor.submit(self._finally, stream.run, jobName, control)
-                return Job(jobName, planned, running, control, stream.metrics)
+                suspension = stream.suspension if checkpoint is not None else None
+                return Job(jobName, planned, running, control, stream.metrics, suspension)
             batch = functools.partial(self._runBatch, spark, dag, planned.physical, jobName, control, assertions)
             return Job(jobName, planned, self._executor.submit(self._finally, batch, jobName, control), control)
         except BaseException:

@@ -22,6 +22,7 @@ from sparkjet.coredag.runtime.processor_state import vertexWatermarks
 from sparkjet.coredag.runtime.terminal_outputs import outputDirectories, terminalOutputOf
 from sparkjet.planner.assertions import JobAssertions
 from sparkjet.planner.checkpoint import StreamCheckpoint
+from sparkjet.planner.suspension import Suspension
 
 TRIGGER_MILLIS = 1000
 """How often a micro-batch starts while there is new input."""
@@ -113,9 +114,12 @@ class StreamRun:
     def __init__(
         self, spark, dag: DAG, physical: PhysicalPlan, jobName: str, control: JobControl,
         publish: Callable[[dict[str, list]], None], assertions: JobAssertions,
-        checkpoint: StreamCheckpoint | None = None,
+        checkpoint: StreamCheckpoint | None = None, suspension: Suspension | None = None,
     ) -> None:
         self._spark, self._dag, self._physical = spark, dag, physical
+        self._suspension = suspension or Suspension()
+        self.suspended = False
+        """Whether the run stopped because the job was suspended or restarted."""
         self._jobName, self._control, self._publish = jobName, control, publish
         self._assertions, self._keptCheckpoint = assertions, checkpoint
         self._lastBatch = -1
@@ -148,6 +152,8 @@ class StreamRun:
             feeders = self._startFeeders(checkpoint)
             query = self._startQuery(checkpoint)
             self._awaitEnd(query, feeders)
+            if self.suspended:
+                return self.metrics()
             if self._finite:
                 self._runMicroBatch(None, -1, final=True)
                 self._assertions.complete()
@@ -165,6 +171,15 @@ class StreamRun:
             if ended or self._keptCheckpoint is None:
                 shutil.rmtree(checkpoint.directory, ignore_errors=True)
         return self.metrics()
+
+    def claimedOutputs(self) -> set[str]:
+        """Return the output directories this run claimed (a resumed run goes on writing there)."""
+        return {output.directory for output in self._outputs.values()}
+
+    def discardCheckpoint(self) -> None:
+        """Remove the checkpoint a suspended run kept: the job was cancelled, as in Jet for good."""
+        if self._keptCheckpoint is not None:
+            shutil.rmtree(self._keptCheckpoint.directory, ignore_errors=True)
 
     def metrics(self) -> JobMetrics:
         """Return the job's figures so far: items per vertex and stage, each vertex's watermark
@@ -249,6 +264,9 @@ class StreamRun:
         assertion timed out or a source's function failed); raise what failed it."""
         try:
             while query.isActive and not self._control.cancelled and self._failure is None:
+                if self._suspension.stopsRun():
+                    self.suspended = True
+                    break
                 self._awaitQuery(query)
                 self._assertions.checkTimeouts()
                 self._failure = self._failure or next((feeder.failure for feeder in feeders if feeder.failure), None)
@@ -266,3 +284,28 @@ class StreamRun:
         except Exception as error:
             if self._failure is None:
                 raise JobError(f"Job '{self._jobName}': its streaming query failed: {error}") from error
+
+
+class StreamJob:
+    """A stream job's runs: one until the job ends, a new one after each resume or restart,
+    from the checkpoint the last one kept (without a guarantee, from the start, as in Jet)."""
+
+    def __init__(self, newRun: Callable[[Suspension, set[str]], StreamRun], control: JobControl) -> None:
+        self.suspension = Suspension()
+        self._newRun, self._control = newRun, control
+        self._current = newRun(self.suspension, set())
+
+    def run(self) -> JobMetrics:
+        """Run until the job ends; between a suspension and a resume, wait."""
+        while True:
+            metrics = self._current.run()
+            if not self._current.suspended:
+                return metrics
+            if not self.suspension.awaitGoOn(lambda: self._control.cancelled):
+                self._current.discardCheckpoint()
+                raise self._control.cancellation()
+            self._current = self._newRun(self.suspension, self._current.claimedOutputs())
+
+    def metrics(self) -> JobMetrics:
+        """Return the current run's figures."""
+        return self._current.metrics()

@@ -1,0 +1,58 @@
+"""Jet's job lifecycle on a stream job with a processing guarantee: suspend() stops it after its
+last snapshot, keeping its checkpoint; resume() and restart() go on from there, its states as
+they were; cancel() ends it for good, its checkpoint removed."""
+
+import concurrent.futures
+
+import pytest
+
+from sparkjet import AggregateOperations, JobConfig, JobError, Pipeline, ProcessingGuarantee, Sinks, Sources
+from sparkjet.planner import JobStatus
+from tests.streaming.test_stream_jobs import dropFile, eventually
+
+pytestmark = pytest.mark.spark
+
+
+def word(line: str) -> str:
+    return line
+
+
+def test_a_suspended_job_goes_on_from_its_snapshot_when_resumed_or_restarted(jet, tmp_path):
+    watched, checkpoint = tmp_path / "in", tmp_path / "checkpoint"
+    watched.mkdir()
+    p = Pipeline.create()
+    (p.readFrom(Sources.fileWatcher(str(watched))).withoutTimestamps()
+      .groupingKey(word).rollingAggregate(AggregateOperations.counting())
+      .writeTo(Sinks.list("running-counts")))
+    config = JobConfig().setProcessingGuarantee(ProcessingGuarantee.EXACTLY_ONCE).setCheckpointLocation(str(checkpoint))
+    job = jet.newJob(p, config)
+    counts = jet.getList("running-counts")
+    try:
+        dropFile(watched, "a.txt", ["ant", "bee", "ant"])
+        eventually(lambda: len(counts) == 3)
+        job.suspend()
+        eventually(lambda: job.getStatus() is JobStatus.SUSPENDED)
+        dropFile(watched, "b.txt", ["ant"])
+        job.resume()
+        eventually(lambda: ("ant", 3) in counts, seconds=90)
+        assert job.getStatus() is JobStatus.RUNNING
+        job.restart()
+        dropFile(watched, "c.txt", ["bee", "ant"])
+        eventually(lambda: {("bee", 2), ("ant", 4)} <= set(counts), seconds=90)
+        assert sorted(counts) == [("ant", 1), ("ant", 2), ("ant", 3), ("ant", 4), ("bee", 1), ("bee", 2)]
+    finally:
+        job.cancel()
+    with pytest.raises(concurrent.futures.CancelledError):
+        job.join()
+    eventually(lambda: not checkpoint.exists())
+
+
+def test_only_a_stream_job_with_a_guarantee_can_be_suspended(jet, tmp_path):
+    p = Pipeline.create()
+    p.readFrom(Sources.fileWatcher(str(tmp_path))).withoutTimestamps().writeTo(Sinks.noop())
+    job = jet.newJob(p)
+    try:
+        with pytest.raises(JobError, match=r"suspend\(\) needs a stream job with a processing guarantee"):
+            job.suspend()
+    finally:
+        job.cancel()
