@@ -30,6 +30,9 @@ TRIGGER_MILLIS = 1000
 POLL_SECONDS = 0.25
 """How often the job's thread looks whether the query ended or the job was cancelled."""
 
+COMMIT_WAIT_SECONDS = 30
+"""How long a suspended run waits for Spark to commit its last micro-batch before it stops."""
+
 
 def streamSources(dag: DAG) -> list:
     """Return the vertices of ``dag`` that read a stream."""
@@ -118,10 +121,13 @@ class StreamRun:
     ) -> None:
         self._spark, self._dag, self._physical = spark, dag, physical
         self._suspension = suspension or Suspension()
+        self._microBatchRunning = threading.Lock()
+        self._stopping = False
         self.suspended = False
         """Whether the run stopped because the job was suspended or restarted."""
         self._jobName, self._control, self._publish = jobName, control, publish
         self._assertions, self._keptCheckpoint = assertions, checkpoint
+        self._checkpoint: StreamCheckpoint | None = None
         self._lastBatch = -1
         self._lastSnapshot: SnapshotMetrics | None = None
         self._started = time.perf_counter()
@@ -140,11 +146,10 @@ class StreamRun:
         directory is claimed first; a failed job removes it if no micro-batch wrote to it."""
         temporary = re.sub(r"[^A-Za-z0-9_.-]", "_", self._jobName)
         checkpoint = self._keptCheckpoint or StreamCheckpoint(tempfile.mkdtemp(prefix=f"sparkjet-{temporary}-"))
-        feeders, ended = [], False
+        self._checkpoint, feeders, ended = checkpoint, [], False
         try:
             self._states = checkpoint.restoredStates()
-            committed = checkpoint.lastCommittedBatch()
-            self._lastBatch = -1 if committed is None else committed
+            self._lastBatch = _orDefault(checkpoint.lastCommittedBatch(), -1)
             for output in self._outputs.values():
                 output.claimOnce()
             if self._keptCheckpoint is not None:
@@ -227,12 +232,17 @@ class StreamRun:
         )
 
     def _onMicroBatch(self, rows, batchId: int) -> None:
-        """Run the DAG over one micro-batch; a failure is kept, to fail the job with it, and ends the query."""
-        try:
-            self._runMicroBatch(rows, batchId)
-        except BaseException as error:
-            self._failure = self._failure or error
-            raise
+        """Run the DAG over one micro-batch; a failure is kept, to fail the job with it, and ends
+        the query. Once the run stops for a suspension, a micro-batch is refused uncommitted
+        (Spark runs it again when the job goes on)."""
+        with self._microBatchRunning:
+            if self._stopping:
+                raise JobError(f"Job '{self._jobName}' is suspended: micro-batch {batchId} waits for its resume")
+            try:
+                self._runMicroBatch(rows, batchId)
+            except BaseException as error:
+                self._failure = self._failure or error
+                raise
 
     def _runMicroBatch(self, rows, batchId: int, final: bool = False) -> None:
         """Run the DAG over micro-batch ``batchId`` (its files named after it, so a micro-batch
@@ -265,7 +275,9 @@ class StreamRun:
         try:
             while query.isActive and not self._control.cancelled and self._failure is None:
                 if self._suspension.stopsRun():
-                    self.suspended = True
+                    with self._microBatchRunning:  # the micro-batch in progress ends first, whole
+                        self._stopping = self.suspended = True
+                    self._awaitCommitted(self._lastBatch)
                     break
                 self._awaitQuery(query)
                 self._assertions.checkTimeouts()
@@ -277,6 +289,15 @@ class StreamRun:
         if self._failure is not None:
             raise self._failure
 
+    def _awaitCommitted(self, batchId: int) -> None:
+        """Wait until Spark committed micro-batch ``batchId`` (it does once the batch's function
+        returned): a run stopped before that would run the batch again, its list items twice."""
+        deadline = time.monotonic() + COMMIT_WAIT_SECONDS
+        while batchId >= 0 and _orDefault(self._checkpoint.lastCommittedBatch(), -1) < batchId:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(POLL_SECONDS / 5)
+
     def _awaitQuery(self, query) -> None:
         """Wait a moment for the query to end; a failure of its own (not of a micro-batch) fails the job."""
         try:
@@ -284,6 +305,10 @@ class StreamRun:
         except Exception as error:
             if self._failure is None:
                 raise JobError(f"Job '{self._jobName}': its streaming query failed: {error}") from error
+
+
+def _orDefault(value: int | None, default: int) -> int:
+    return default if value is None else value
 
 
 class StreamJob:
