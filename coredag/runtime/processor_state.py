@@ -1,6 +1,7 @@
 """What a processor of a stream job hands from one micro-batch to the next: the entries it
 saved to its snapshot, and the runtime's watermarks on either side of it. No pyspark here."""
 
+import pickle
 from collections.abc import Mapping
 
 import attrs
@@ -14,11 +15,23 @@ StateKey = tuple[str, int]
 @attrs.frozen
 class ProcessorState:
     """The state of processor ``index`` of a vertex at the end of a micro-batch: its snapshot
-    entries, the last watermark it emitted to each outbound bucket and the last one it observed."""
+    entries, pickled where the processor ran (the driver only stores and sends them on, never
+    unpickling them), the last watermark it emitted to each outbound bucket and the last one it
+    observed."""
 
-    entries: tuple = ()
+    packedEntries: bytes = b""
     emittedWatermarks: tuple[int, ...] = ()
     observedWatermark: int = LONG_MIN
+
+    @classmethod
+    def of(cls, entries: tuple, emittedWatermarks: tuple[int, ...], observedWatermark: int) -> "ProcessorState":
+        """Return the state of a processor that saved ``entries`` (packed only if there are some)."""
+        packed = pickle.dumps(entries, protocol=pickle.HIGHEST_PROTOCOL) if entries else b""
+        return cls(packed, emittedWatermarks, observedWatermark)
+
+    def entries(self) -> tuple:
+        """Return the snapshot entries, unpacked."""
+        return pickle.loads(self.packedEntries) if self.packedEntries else ()
 
     def reachedWatermark(self) -> int:
         """Return the watermark the processor reached: the one it observed or, with no

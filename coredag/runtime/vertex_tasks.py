@@ -31,7 +31,8 @@ def runVertex(
     adds the state it ends with to ``states``."""
     metrics = TaskMetrics()
     restored = spec.restoredStates.value.get(index, ProcessorState()) if spec.restoredStates else ProcessorState()
-    snapshot = Snapshot(restored.entries, spec.savesState) if spec.savesState or restored.entries else None
+    restoredEntries = restored.entries()
+    snapshot = Snapshot(restoredEntries, spec.savesState) if spec.savesState or restoredEntries else None
     batches = (pickle.loads(packet) for _, packet in partition) if packed else partition
     batches = sliced(batches, spec.queueSize)
     inputMarkers = outputWatermarks = None
@@ -64,7 +65,7 @@ def _endState(
     snapshot: Snapshot, inputMarkers: InputMarkers | None, outputWatermarks: OutputWatermarks | None
 ) -> ProcessorState:
     """Return what a processor hands to the next micro-batch: its snapshot and watermarks."""
-    return ProcessorState(
+    return ProcessorState.of(
         snapshot.saved,
         outputWatermarks.emitted() if outputWatermarks is not None else (),
         inputMarkers.observed if inputMarkers is not None else ProcessorState().observedWatermark,

@@ -33,7 +33,7 @@ def test_a_restart_takes_the_states_of_sparks_last_committed_micro_batch(tmp_pat
     checkpoint = StreamCheckpoint(str(tmp_path))
     assert checkpoint.lastCommittedBatch() is None and checkpoint.restoredStates() == {}
     for batch in range(3):
-        snapshot = checkpoint.saveStates(batch, {"window": {0: ProcessorState(entries=((batch, "acc"),))}})
+        snapshot = checkpoint.saveStates(batch, {"window": {0: ProcessorState.of(((batch, "acc"),), (), 0)}})
         assert snapshot.snapshotId == batch and snapshot.bytes > 0
     assert sorted(os.listdir(tmp_path / "states")) == ["batch-000000001.pickle", "batch-000000002.pickle"]
     commits = tmp_path / "query" / "commits"
@@ -41,7 +41,8 @@ def test_a_restart_takes_the_states_of_sparks_last_committed_micro_batch(tmp_pat
     for batch in (0, 1):  # Spark committed 0 and 1; 2 was saved, then the driver died
         (commits / str(batch)).write_text("v1")
     assert checkpoint.lastCommittedBatch() == 1
-    assert checkpoint.restoredStates() == {"window": {0: ProcessorState(entries=((1, "acc"),))}}
+    restored = checkpoint.restoredStates()["window"][0]
+    assert restored.entries() == ((1, "acc"),)
     assert not [name for name in os.listdir(tmp_path / "states") if name.endswith(".writing")]
 
 
