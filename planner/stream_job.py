@@ -33,14 +33,18 @@ POLL_SECONDS = 0.25
 COMMIT_WAIT_SECONDS = 30
 """How long a suspended run waits for Spark to commit its last micro-batch before it stops."""
 
+HEARTBEAT_SOURCE = "__heartbeat__"
+"""The source name of the rows that make Spark run a micro-batch every trigger without new input."""
+
 
 def streamSources(dag: DAG) -> list:
     """Return the vertices of ``dag`` that read a stream."""
     return [vertex for vertex in dag if getattr(vertex.processorSupplier, "readsStream", False)]
 
 
-HEARTBEAT_SOURCE = "__heartbeat__"
-"""The source name of the rows that make Spark run a micro-batch every trigger without new input."""
+def unpeeked(vertex) -> object:
+    """Return a vertex's processor supplier, the one ``peek()`` wraps where it is peeked."""
+    return getattr(vertex.processorSupplier, "inner", vertex.processorSupplier)
 
 
 def staticVertices(dag: DAG) -> frozenset[str]:
@@ -56,7 +60,7 @@ def needsHeartbeat(dag: DAG, physical: PhysicalPlan) -> bool:
     """Return whether time alone moves the job on, so it must run without new input: a
     watermark following the wall clock (ingestion time), early results, or an idle timeout where
     several processors insert watermarks (one turning idle lets the others' through)."""
-    suppliers = {vertex.name: getattr(vertex.processorSupplier, "inner", vertex.processorSupplier) for vertex in dag}
+    suppliers = {vertex.name: unpeeked(vertex) for vertex in dag}
     inserting = [name for name, supplier in suppliers.items() if getattr(supplier, "emitsWatermarks", False)]
     several = sum(physical.vertex(name).parallelism for name in inserting) > 1
     return any(
@@ -86,7 +90,7 @@ def notExactlyOnce(dag: DAG) -> list[str]:
         vertex.name
         for vertex in dag
         if not dag.getOutboundEdges(vertex.name)
-        and not isinstance(getattr(vertex.processorSupplier, "inner", vertex.processorSupplier), exactlyOnce)
+        and not isinstance(unpeeked(vertex), exactlyOnce)
     ]
 
 
@@ -138,7 +142,9 @@ class StreamRun:
         self._staticVertices, self._staticOutputs = staticVertices(dag), {}
         self._counts: Counter = Counter()
         self._failure: BaseException | None = None
-        self._sources = [vertex.processorSupplier for vertex in streamSources(dag)]
+        sourceVertices = streamSources(dag)
+        self._sources = [vertex.processorSupplier for vertex in sourceVertices]
+        self._sourceNames = [vertex.name for vertex in sourceVertices]
         self._finite = all(source.finite for source in self._sources)
 
     def run(self) -> JobMetrics:
@@ -259,9 +265,10 @@ class StreamRun:
         if not final and self._keptCheckpoint is not None:
             snapshot = self._keptCheckpoint.saveStates(batchId, outcome.states)
         self._lastBatch = max(self._lastBatch, batchId)
-        read = sum(outcome.counts["itemsOut", vertex.name] for vertex in streamSources(self._dag))
+        read = sum(outcome.counts["itemsOut", name] for name in self._sourceNames)
         with self._lock:
-            self._states = outcome.states if not final else self._states
+            if not final:  # the final run completes its processors: they save nothing
+                self._states = outcome.states
             for key, count in outcome.counts.items():  # a vertex's processors are one run's, not their sum
                 self._counts[key] = count if key[0] == "processors" else self._counts[key] + count
             self._microBatches.append(MicroBatchMetrics(batchId, time.perf_counter() - started, read))

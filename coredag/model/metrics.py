@@ -231,7 +231,6 @@ class JobMetrics:
             lines.append(f"  {edge.sourceName} -> {edge.destName}: {counted(edge.items, 'item')}, {through}")
         return "\n".join(lines)
 
-
     def microBatchLine(self) -> str:
         """Return a stream job's micro-batches in a line: how many, items read, their durations."""
         batches = self.microBatches

@@ -12,7 +12,7 @@ from sparkjet.coredag.api.processor import AbstractProcessor
 from sparkjet.coredag.model.broadcast_key import BroadcastKey, broadcastKey
 from sparkjet.coredag.model.event_time_mapper import Clock, EventTimeMapper
 from sparkjet.coredag.model.event_time_policy import EventTimePolicy, LimitingRealTimeLag, wallClockMillis
-from sparkjet.coredag.model.watermark import LONG_MAX
+from sparkjet.coredag.model.watermark import LONG_MAX, LONG_MIN
 
 IDLE_AT = "IDLE_AT"
 """The broadcast snapshot key of the wall-clock time an add-timestamps processor's partition turns idle."""
@@ -51,7 +51,7 @@ class InsertWatermarksProcessor(AbstractProcessor):
         self._eventTimeMapper.addPartitions(1)
         self._output: Iterator | None = None
         self._minRestoredWm = LONG_MAX
-        self._latestRestoredIdleAt: int | None = None
+        self._latestRestoredIdleAt = LONG_MIN
 
     def tryProcess(self, ordinal: int | None = None, item=None) -> bool:
         """Emit what ``item`` (or, as the idle hook, the passing time) lets through."""
@@ -75,7 +75,7 @@ class InsertWatermarksProcessor(AbstractProcessor):
     def restoreFromSnapshot(self, key: BroadcastKey, value: int) -> None:
         """Take the lowest of the watermarks restored, and the latest time to turn idle."""
         if key.key == IDLE_AT:
-            self._latestRestoredIdleAt = max(value, self._latestRestoredIdleAt or value)
+            self._latestRestoredIdleAt = max(value, self._latestRestoredIdleAt)
         else:
             self._minRestoredWm = min(self._minRestoredWm, value)
 
@@ -83,7 +83,7 @@ class InsertWatermarksProcessor(AbstractProcessor):
         """Start from the restored watermark (none at or below it is emitted again) and idle time."""
         if self._minRestoredWm != LONG_MAX:
             self._eventTimeMapper.restoreWatermark(0, self._minRestoredWm)
-        if self._latestRestoredIdleAt is not None:
+        if self._latestRestoredIdleAt != LONG_MIN:
             nanosLeft = (self._latestRestoredIdleAt - wallClockMillis()) * 1_000_000
             self._eventTimeMapper.restoreIdleAt(0, self._clock() + nanosLeft)
         return True

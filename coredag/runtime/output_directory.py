@@ -41,7 +41,6 @@ class OutputDirectoryClaim:
         self._claimed = False
         self._batch: int | None = None
         self._moved: list = []
-        self._emptyParts: set[str] = set()
 
     def startMicroBatch(self, batch: int) -> None:
         """Write micro-batch ``batch`` of a stream next: a new staging directory; an abort then
@@ -60,12 +59,12 @@ class OutputDirectoryClaim:
         else:
             self.claim()
 
-    def _committedName(self, name: str, size: int) -> str | None:
+    def _committedName(self, name: str, emptyParts: set[str]) -> str | None:
         """Return the name a staged file takes when committed, None for one a micro-batch drops
-        (``_SUCCESS``, empty part files and their checksums)."""
+        (``_SUCCESS``, the ``emptyParts`` and their checksums)."""
         if self._batch is None:
             return name
-        if name in _LAST or size == 0 or (name.endswith(".crc") and name[1:-4] in self._emptyParts):
+        if name in _LAST or name in emptyParts or (name.endswith(".crc") and name[1:-4] in emptyParts):
             return None
         return microBatchName(name, self._batch)
 
@@ -129,10 +128,9 @@ class LocalOutputDirectory(OutputDirectoryClaim):
     def commit(self) -> None:
         """Move the part files Spark wrote up into the directory, ``_SUCCESS`` last."""
         names = sorted(os.listdir(self.staging), key=lambda name: name in _LAST)
-        sizes = {name: os.path.getsize(os.path.join(self.staging, name)) for name in names}
-        self._emptyParts = {name for name, size in sizes.items() if size == 0}
+        empty = {name for name in names if os.path.getsize(os.path.join(self.staging, name)) == 0}
         for name in names:
-            committed = self._committedName(name, sizes[name])
+            committed = self._committedName(name, empty)
             if name.startswith("_temporary") or committed is None:
                 continue
             os.rename(os.path.join(self.staging, name), os.path.join(self.target, committed))
@@ -226,10 +224,10 @@ class HadoopOutputDirectory(OutputDirectoryClaim):
     def commit(self) -> None:
         """Move the part files Spark wrote up into the directory, ``_SUCCESS`` last."""
         statuses = sorted(self._fs.listStatus(self.staging), key=lambda s: s.getPath().getName() in _LAST)
-        self._emptyParts = {status.getPath().getName() for status in statuses if status.getLen() == 0}
+        empty = {status.getPath().getName() for status in statuses if status.getLen() == 0}
         for status in statuses:
             source = status.getPath()
-            committed = self._committedName(source.getName(), status.getLen())
+            committed = self._committedName(source.getName(), empty)
             if source.getName().startswith("_temporary") or committed is None:
                 continue
             destination = self._Path(self.target, committed)

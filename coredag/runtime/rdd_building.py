@@ -52,13 +52,13 @@ class RddBuilder:
         """Return the RDD whose partition i is the output of processor i of vertex ``name`` (in a
         stream job, of a vertex no stream reaches: the one its first micro-batch cached)."""
         if name not in self._rdds:
-            static = self._isStatic(name)
-            if static and name in self.microBatch.staticOutputs:
-                self._rdds[name] = self.microBatch.staticOutputs[name]
+            if self._isStatic(name):
+                staticOutputs = self.microBatch.staticOutputs
+                if name not in staticOutputs:
+                    staticOutputs[name] = self._buildVertexRdd(name)
+                self._rdds[name] = staticOutputs[name]
             else:
                 self._rdds[name] = self._buildVertexRdd(name)
-            if static:
-                self.microBatch.staticOutputs[name] = self._rdds[name]
         return self._rdds[name]
 
     def _isStatic(self, name: str) -> bool:

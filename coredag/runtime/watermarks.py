@@ -8,6 +8,7 @@ markers of all its input queues coalesced (rule 3, ``WatermarkCoalescer``), idle
 Delaying a watermark to the end of a run is what Jet allows any edge to do; no event is made late
 by it. No pyspark here."""
 
+import operator
 from collections.abc import Iterable, Iterator
 
 import attrs
@@ -98,7 +99,7 @@ class InputMarkers:
         """Return the watermark every input queue has reached (None if some queue has none yet),
         and whether every queue is idle (the idle message goes on, as Jet's tasklet forwards it).
         Each queue's last watermark is observed first, lowest first, then the idle messages."""
-        markers = sorted(self._markers.values(), key=_markerTimestamp)
+        markers = sorted(self._markers.values(), key=operator.attrgetter("timestamp"))
         coalescer, reached, idle = WatermarkCoalescer(len(markers)), None, False
         observed = [
             coalescer.observeWm(queue, Watermark(marker.timestamp))
@@ -115,6 +116,3 @@ class InputMarkers:
             self.observed = reached.timestamp
         return reached, idle
 
-
-def _markerTimestamp(marker: WatermarkMarker) -> int:
-    return marker.timestamp
