@@ -2,10 +2,11 @@
 saved to its snapshot, and the runtime's watermarks on either side of it. No pyspark here."""
 
 import pickle
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import attrs
 
+from sparkjet.coredag.model.broadcast_key import BroadcastKey
 from sparkjet.coredag.model.watermark import LONG_MIN
 
 StateKey = tuple[str, int]
@@ -43,6 +44,32 @@ class ProcessorState:
     def emittedTo(self, bucketCount: int) -> list[int]:
         """Return the last watermark emitted to each of ``bucketCount`` buckets (none yet: ``LONG_MIN``)."""
         return list(self.emittedWatermarks) if self.emittedWatermarks else [LONG_MIN] * bucketCount
+
+
+def partitionKeyOf(key: object) -> object:
+    """Return what decides which processor restores an entry saved under ``key``: its
+    ``partitionKey()`` where it has one (Jet's ``PartitionAware``), else the key itself."""
+    partitionKey = getattr(key, "partitionKey", None)
+    return partitionKey() if callable(partitionKey) else key
+
+
+def redistributed(
+    byIndex: Mapping[int, ProcessorState], count: int, partitionOf: Callable[[object, int], int]
+) -> dict[int, ProcessorState]:
+    """Return the states another number of processors saved, spread over ``count`` processors
+    as Jet restores a snapshot: ``BroadcastKey`` entries to every processor, any other entry to
+    processor ``partitionOf(partitionKeyOf(key), count)``, where the vertex's partitioner sends
+    that key's items. Each starts from the lowest watermarks the saved processors had."""
+    entries = [entry for state in byIndex.values() for entry in state.entries()]
+    shared = [entry for entry in entries if isinstance(entry[0], BroadcastKey)]
+    owned: dict[int, list] = {index: list(shared) for index in range(count)}
+    for entry in entries:
+        if not isinstance(entry[0], BroadcastKey):
+            owned[partitionOf(partitionKeyOf(entry[0]), count)].append(entry)
+    buckets = max((len(state.emittedWatermarks) for state in byIndex.values()), default=0)
+    emitted = tuple(min(column) for column in zip(*(state.emittedTo(buckets) for state in byIndex.values())))
+    observed = min((state.observedWatermark for state in byIndex.values()), default=LONG_MIN)
+    return {index: ProcessorState.of(tuple(owned[index]), emitted, observed) for index in range(count)}
 
 
 class StatesAccumulatorParam:

@@ -13,13 +13,15 @@ from pyspark.sql import SparkSession
 from sparkjet.coredag.api.standard import StandardProcessorSupplier, batched
 from sparkjet.coredag.errors import describeStages
 from sparkjet.coredag.model.dag import DAG
-from sparkjet.coredag.model.edge import Edge
+from sparkjet.coredag.model.edge import Edge, RoutingPolicy
 from sparkjet.coredag.model.exchange import Exchange
+from sparkjet.coredag.model.partitioner import DefaultPartitioner, Partitioner
 from sparkjet.coredag.model.routing import Route
 from sparkjet.coredag.processors.sinks import CollectToList, SinkSupplier
 from sparkjet.coredag.runtime.crossing import Crossing
 from sparkjet.coredag.runtime.micro_batch import MicroBatch
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
+from sparkjet.coredag.runtime.processor_state import redistributed
 from sparkjet.coredag.runtime.shuffling import routeItems, targetPartition
 from sparkjet.coredag.runtime.tasklet import TaskletSpec
 from sparkjet.coredag.runtime.terminal_outputs import terminalOutputOf
@@ -137,9 +139,18 @@ class RddBuilder:
         restored = self.microBatch.restored.get(name) if self.microBatch is not None else None
         if not restored:
             return None
+        count = self.plan.vertex(name).parallelism
+        if set(restored) != set(range(count)):
+            restored = redistributed(restored, count, self._restoringPartitioner(name).getPartition)
         broadcast = self.sc.broadcast(dict(restored))
         self._broadcasts.append(broadcast)
         return broadcast
+
+    def _restoringPartitioner(self, name: str) -> Partitioner:
+        """Return the partitioner that sends vertex ``name`` its keys' items: its partitioned
+        inbound edge's, else the default one (Jet's, where no edge says)."""
+        partitioned = (edge for edge in self.dag.getInboundEdges(name) if edge.routing is RoutingPolicy.PARTITIONED)
+        return next((edge.partitioner for edge in partitioned), DefaultPartitioner())
 
     def _sparkInput(self, supplier: StandardProcessorSupplier, count: int) -> RDD:
         """Return the rows of a Spark source's input (a stream source's: of this micro-batch),

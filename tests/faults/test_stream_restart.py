@@ -1,8 +1,9 @@
-"""Exactly once across a killed driver (issue 16): a windowed stream job writing files, its
-whole process group SIGKILLed after a seeded number of committed micro-batches, is run again
-with the same name and checkpoint; every window result is in the files exactly once, equal to
-a plain count per window, and no partial or staging file is visible. ``SPARKJET_KILL_TRIALS=20``
-runs more seeded trials (minutes)."""
+"""Exactly once across a killed driver (issue 16): a stream job writing a windowed count and a
+running count per word (``mapStateful``) to files, its whole process group SIGKILLed after a
+seeded number of committed micro-batches, is run again with the same name and checkpoint (on as
+many processors, or on another number of them); every window result and running count is in
+the files exactly once, equal to a plain count, and no partial or staging file is visible.
+``SPARKJET_KILL_TRIALS=20`` runs more seeded trials (minutes)."""
 
 import os
 import random
@@ -29,25 +30,33 @@ SCRIPT = textwrap.dedent(
     from sparkjet import AggregateOperations, Jet, JobConfig, Pipeline, ProcessingGuarantee, Sinks, TestSources
     from sparkjet import WindowDefinition, wholeItem
 
-    output, checkpoint = sys.argv[1], sys.argv[2]
+    output, checkpoint, master = sys.argv[1], sys.argv[2], sys.argv[3]
     events = [(time, f"w{time % 7}") for time in range(0, 600, 3)]
     p = Pipeline.create()
-    (p.readFrom(TestSources.finiteStream(events, itemsPerBatch=20)).withNativeTimestamps(0)
-      .groupingKey(wholeItem()).window(WindowDefinition.tumbling(50))
+    words = p.readFrom(TestSources.finiteStream(events, itemsPerBatch=20)).withNativeTimestamps(0)
+    (words.groupingKey(wholeItem()).window(WindowDefinition.tumbling(50))
       .aggregate(AggregateOperations.counting())
       .map(lambda result: f"{result.start} {result.key} {result.result}")
-      .writeTo(Sinks.files(output)))
+      .writeTo(Sinks.files(output + "/windows")))
+    (words.groupingKey(wholeItem())
+      .mapStateful(list, lambda seen, word, _: seen.append(word) or f"{word} {len(seen)}")
+      .writeTo(Sinks.files(output + "/running")))
     config = (JobConfig().setName("restartable").setProcessingGuarantee(ProcessingGuarantee.EXACTLY_ONCE)
               .setCheckpointLocation(checkpoint))
-    Jet(master="local[2]").newJob(p, config).join()
+    Jet(master=master).newJob(p, config).join()
     print("completed", flush=True)
     """
 )
 
 
-def expectedLines() -> Counter:
+def expectedWindows() -> Counter:
     counts = Counter((time - time % WINDOW, word) for time, word in EVENTS)
     return Counter(f"{start} {word} {count}" for (start, word), count in counts.items())
+
+
+def expectedRunningCounts() -> Counter:
+    counts = Counter(word for _, word in EVENTS)
+    return Counter(f"{word} {seen}" for word, count in counts.items() for seen in range(1, count + 1))
 
 
 def committed(checkpoint) -> int:
@@ -55,9 +64,9 @@ def committed(checkpoint) -> int:
     return len([name for name in os.listdir(commits) if name.isdigit()]) if commits.is_dir() else 0
 
 
-def start(script, output, checkpoint) -> subprocess.Popen:
+def start(script, output, checkpoint, master="local[2]") -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, str(script), str(output), str(checkpoint)],
+        [sys.executable, str(script), str(output), str(checkpoint), master],
         cwd=PROJECT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
     )
 
@@ -67,13 +76,19 @@ def visibleLines(output) -> Counter:
     return Counter(line for name in names for line in (output / name).read_text().splitlines())
 
 
-@pytest.mark.parametrize("seed", range(TRIALS))
-def test_a_killed_stream_job_run_again_writes_every_window_exactly_once(tmp_path, seed):
+def stagingFiles(output) -> list[str]:
+    return [name for directory in ("windows", "running") for name in os.listdir(output / directory) if name.startswith(".sparkjet-staging")]
+
+
+@pytest.mark.parametrize(
+    "seed, masters", [(seed, ("local[2]", "local[2]")) for seed in range(TRIALS)] + [(TRIALS, ("local[2]", "local[3]"))],
+)
+def test_a_killed_stream_job_run_again_writes_every_result_exactly_once(tmp_path, seed, masters):
     trial = random.Random(seed)
     script, output, checkpoint = tmp_path / "job.py", tmp_path / "out", tmp_path / "checkpoint"
     script.write_text(SCRIPT)
     killAfter, extraDelay = trial.randint(1, 6), trial.uniform(0, 1.5)
-    first = start(script, output, checkpoint)
+    first = start(script, output, checkpoint, masters[0])
     deadline = time.monotonic() + 180
     while committed(checkpoint) < killAfter and first.poll() is None:
         assert time.monotonic() < deadline, "the first run committed too few micro-batches in time"
@@ -82,9 +97,10 @@ def test_a_killed_stream_job_run_again_writes_every_window_exactly_once(tmp_path
     os.killpg(first.pid, signal.SIGKILL)
     first.wait()
     assert first.returncode != 0, f"the first run ended before it was killed:\n{first.stdout.read()}"
-    second = start(script, output, checkpoint)
+    second = start(script, output, checkpoint, masters[1])
     printed, _ = second.communicate(timeout=300)
     assert second.returncode == 0 and "completed" in printed, printed
-    assert visibleLines(output) == expectedLines(), "each window once, none lost"
-    assert not [name for name in os.listdir(output) if name.startswith(".sparkjet-staging")]
+    assert visibleLines(output / "windows") == expectedWindows(), "each window once, none lost"
+    assert visibleLines(output / "running") == expectedRunningCounts(), "each running count once, none lost"
+    assert not stagingFiles(output)
     assert not checkpoint.exists(), "a completed job's checkpoint goes"
