@@ -1,12 +1,15 @@
-"""Pictures of a plan: the Pipeline above the Core DAG it becomes, a dashed link from each stage
-to each vertex running it, edges drawn by kind, a legend, and a job's figures after a run.
+"""Pictures of a plan: each stage of the Pipeline drawn just above the Core DAG vertices running
+it, joined to them by a short dashed link, both left to right; edges drawn by kind, a legend, and
+a job's figures after a run. A picture wider than a screen says how to view it.
 
 Every element carries an id and a class for pages that embed the SVG: stages ``stage-<n>``
 (class ``stage``), links between them ``stage-edge-<n>`` (``stage-edge``), vertices
 ``vertex-<n>`` (``vertex``), edges ``edge-<n>`` (``dag-edge``), links from stages to vertices
-``runs-<n>`` (``runs``), clusters of one stage's vertices ``group-<n>`` (``group``), and the
+``runs-<n>`` (``runs``), clusters of one stage's vertices ``group-<n>`` (``group``), the
 legend ``legend`` (its parts: class ``legend``). Tooltips hold full names and figures.
 """
+
+import re
 
 import attrs
 import graphviz
@@ -15,6 +18,7 @@ from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.dot import (
     dagToGraphviz,
     edgeDrawing,
+    edgeLines,
     labelText,
     shortened,
     tooltipText,
@@ -30,8 +34,22 @@ from sparkjet.planner.planning import Plan, planOf
 
 FONT = "Helvetica,Arial,sans-serif"
 
+STAGE_DRAWING = {"shape": "ellipse", "style": "filled", "fillcolor": "#F0F0F0", "color": "gray40"}
+"""How a stage of the pipeline is drawn: a grey ellipse, apart from the vertices' white boxes."""
+
+STAGE_EDGE_DRAWING = {"color": "gray40", "arrowhead": "normal"}
+"""How a link from a stage to the next is drawn."""
+
 RUNS_DRAWING = {"style": "dashed", "color": "gray50", "arrowhead": "none"}
 """How a link from a stage to a vertex running it is drawn."""
+
+SCREEN_WIDTH = 1600
+"""The width in CSS pixels of the screen a standalone picture should fit."""
+
+PIXELS_PER_POINT = 4 / 3
+"""graphviz sizes an SVG in points; a browser at 100% shows a point as 4/3 of a CSS pixel."""
+
+LEGEND_COLUMNS = 3
 
 _SAMPLE = Edge("sample", destName="sample")
 
@@ -43,7 +61,7 @@ def stageId(index: int) -> str:
 
 def pipelineToGraphviz(graph: PipelineGraph) -> graphviz.Digraph:
     """Return a left-to-right picture of the pipeline's stages, labelled with their names."""
-    picture = graphviz.Digraph("Pipeline", graph_attr={"rankdir": "LR"}, node_attr={"shape": "ellipse"})
+    picture = graphviz.Digraph("Pipeline", graph_attr={"rankdir": "LR"}, node_attr=STAGE_DRAWING)
     for index, transform in enumerate(graph.transforms):
         parallelism = transform.localParallelism
         caption = [f"parallelism {parallelism}"] if parallelism > 0 else []
@@ -55,7 +73,12 @@ def pipelineToGraphviz(graph: PipelineGraph) -> graphviz.Digraph:
         )
     links = [(upstream, index) for index, ups in enumerate(graph.upstream) for upstream in ups]
     for number, (upstream, index) in enumerate(links):
-        picture.edge(stageId(upstream), stageId(index), **{"id": f"stage-edge-{number}", "class": "stage-edge"})
+        picture.edge(
+            stageId(upstream),
+            stageId(index),
+            **STAGE_EDGE_DRAWING,
+            **{"id": f"stage-edge-{number}", "class": "stage-edge"},
+        )
     return picture
 
 
@@ -65,38 +88,44 @@ def planToGraphviz(work: Plan | Pipeline | DAG, metrics: JobMetrics | None = Non
     return planPicture(planOf(work), metrics)
 
 
-def planPicture(planned: Plan, metrics: JobMetrics | None = None) -> graphviz.Digraph:
-    """Return the picture of a plan, left to right: the pipeline's stages above the Core DAG
-    running them, a dashed link from each stage to each of its vertices, each stage of several
-    vertices in a cluster, ``metrics``' figures if given, and a legend. A DAG that was not
-    planned from a pipeline is drawn alone, with the legend."""
+def planPicture(planned: Plan, metrics: JobMetrics | None = None, rankdir: str = "LR") -> graphviz.Digraph:
+    """Return the picture of a plan, left to right (or as graphviz's ``rankdir`` says): each
+    stage of the pipeline just above (before) the Core DAG vertices running it, a short dashed
+    link from the stage to each of them, each stage of several vertices in a cluster,
+    ``metrics``' figures if given, and a legend. A DAG that was not planned from a pipeline is
+    drawn alone, with the legend.
+
+    Drawing stage and vertex side by side, rather than the whole pipeline above the whole DAG,
+    keeps each link short where a pipeline branches: no link crosses another branch."""
     withStages = planned.hasStages()
     stageVertices = planned.stageVertices()
     picture = graphviz.Digraph(
         "Plan",
-        graph_attr={"rankdir": "LR", "newrank": "true", "fontname": FONT},
+        graph_attr={"rankdir": rankdir, "newrank": "true", "fontname": FONT, "nodesep": "0.2", "ranksep": "0.3"},
         node_attr={"fontname": FONT, "fontsize": "11"},
         edge_attr={"fontname": FONT, "fontsize": "10"},
     )
-    picture.subgraph(legendToGraphviz(withStages, metrics))
+    picture.subgraph(legendToGraphviz(withStages, metrics, rankdir))
     if withStages:
-        picture.subgraph(_cluster(pipelineToGraphviz(planned.pipelineGraph()), "pipeline", "Pipeline"))
+        picture.subgraph(pipelineToGraphviz(planned.pipelineGraph()))
     groups = {stage: names for stage, names in stageVertices.items() if len(names) > 1} if withStages else None
     exchanges = planned.physicalPlan().exchanges()
-    picture.subgraph(_cluster(dagToGraphviz(planned.dag, metrics, groups, exchanges=exchanges), "dag", "Core DAG"))
+    picture.subgraph(dagToGraphviz(planned.dag, metrics, groups, exchanges=exchanges))
     addRunsLinks(picture, stageVertices, vertexIds(planned.dag))
     return picture
 
 
-def _cluster(graph: graphviz.Digraph, name: str, label: str) -> graphviz.Digraph:
-    graph.name = f"cluster_{name}"
-    graph.graph_attr.update(label=label, id=f"cluster-{name}")
-    return graph
+def edgeKinds(planned: Plan) -> dict[tuple[str, int], list[str]]:
+    """Return the lines the picture labels each Core DAG edge with before its figures: its kind
+    and how it runs (``local unicast``, ``in task``), by its source's name and ordinal."""
+    exchanges = planned.physicalPlan().exchanges()
+    keys = [((edge.sourceName, edge.sourceOrdinal), edge) for edge in planned.dag.edges()]
+    return {key: edgeLines(edge, None, exchanges.get(key)) for key, edge in keys}
 
 
 def addRunsLinks(picture: graphviz.Digraph, stageVertices: dict[str, tuple[str, ...]], ids: dict[str, str]) -> None:
     """Draw a dashed link, ``runs-<n>``, from each stage to each vertex running it; the vertex
-    is ranked no further left than its stage."""
+    is ranked no further left than its stage, and pulled next to it."""
     pairs = [(index, stage, name) for index, (stage, names) in enumerate(stageVertices.items()) for name in names]
     for number, (index, stage, name) in enumerate(pairs):
         picture.edge(
@@ -104,14 +133,15 @@ def addRunsLinks(picture: graphviz.Digraph, stageVertices: dict[str, tuple[str, 
             ids[name],
             tooltip=tooltipText([f"{stage} runs in {name}"]),
             minlen="0",
-            weight="2",
+            weight="8",
             **RUNS_DRAWING,
             **{"id": f"runs-{number}", "class": "runs"},
         )
 
 
 def legendRows(withStages: bool, metrics: JobMetrics | None) -> list[list[tuple[str, dict[str, str]]]]:
-    """Return the legend's rows of samples: what each says and how its edge is drawn."""
+    """Return the legend's rows of samples, at most LEGEND_COLUMNS a row: what each says and how
+    its edge is drawn."""
     kinds = [
         ("distributed: circle at the tail", edgeDrawing(_SAMPLE.distributed())),
         ("local", edgeDrawing(_SAMPLE)),
@@ -120,19 +150,30 @@ def legendRows(withStages: bool, metrics: JobMetrics | None) -> list[list[tuple[
         ("in task or coalesced: dashed", edgeDrawing(_SAMPLE, Exchange.NARROW)),
     ]
     if withStages:
-        kinds.append(("stage to a vertex running it", RUNS_DRAWING))
+        kinds += [("stage to the next stage", STAGE_EDGE_DRAWING), ("stage to a vertex running it", RUNS_DRAWING)]
     if metrics is not None:
         mostItems = max((edge.items for edge in metrics.edges), default=0)
         kinds.append((f"width: items, up to {mostItems:,}", {"penwidth": "6"}))
     routings = [(policy.value, edgeDrawing(attrs.evolve(_SAMPLE, routing=policy))) for policy in RoutingPolicy]
-    return [kinds, routings]
+    return [
+        samples[start : start + LEGEND_COLUMNS]
+        for samples in (kinds, routings)
+        for start in range(0, len(samples), LEGEND_COLUMNS)
+    ]
 
 
-def legendToGraphviz(withStages: bool, metrics: JobMetrics | None) -> graphviz.Digraph:
-    """Return the legend, a cluster of rows of sample edges, one per way of drawing an edge."""
+def legendTitle(withStages: bool) -> str:
+    """Return the legend's title, which tells stages and vertices apart when there are stages."""
+    shapes = ["grey ellipse: a stage of the pipeline", "white box: a vertex of the Core DAG"] if withStages else []
+    return labelText(["Legend", *shapes])
+
+
+def legendToGraphviz(withStages: bool, metrics: JobMetrics | None, rankdir: str = "LR") -> graphviz.Digraph:
+    """Return the legend, a cluster of rows of sample edges, one per way of drawing an edge,
+    labelled with what stages and vertices look like when there are stages."""
     legend = graphviz.Digraph(
         "cluster_legend",
-        graph_attr={"label": "Legend", "id": "legend", "class": "legend", "color": "gray50"},
+        graph_attr={"label": legendTitle(withStages), "id": "legend", "class": "legend", "color": "gray50"},
         node_attr={"shape": "point", "style": "invis", "class": "legend"},
     )
     rows = legendRows(withStages, metrics)
@@ -145,18 +186,66 @@ def legendToGraphviz(withStages: bool, metrics: JobMetrics | None) -> graphviz.D
             **drawing,
             **{"id": f"legend-{number}", "class": "legend"},
         )
+    if rankdir != "LR":
+        stackRows(legend, [len(entries) for entries in rows])
     return legend
 
 
-def planSvg(work: Plan | Pipeline | DAG, metrics: JobMetrics | None = None) -> str:
-    """Return the SVG text of the plan's picture (see planToGraphviz); raises
-    graphviz.ExecutableNotFound when graphviz's ``dot`` is not installed."""
-    return planToGraphviz(work, metrics).pipe(format="svg", encoding="utf-8")
+def stackRows(legend: graphviz.Digraph, lengths: list[int]) -> None:
+    """Keep each row of the legend on one rank, so that its samples lie across the picture's
+    flow, and stack the rows with invisible links."""
+    for row, length in enumerate(lengths):
+        legend.body.append("{rank=same; " + " ".join(f'"legend-{row}-{column}"' for column in range(length + 1)) + "}")
+    for row in range(len(lengths) - 1):
+        legend.edge(f"legend-{row}-0", f"legend-{row + 1}-0", style="invis")
+
+
+def svgWidth(svg: str) -> float:
+    """Return the width in CSS pixels at 100% of an SVG graphviz drew."""
+    points = re.search(r'<svg width="([\d.]+)pt"', svg)
+    return float(points.group(1)) * PIXELS_PER_POINT
+
+
+def viewingNote(width: float) -> list[str]:
+    """Return the lines of the note of a picture ``width`` pixels wide, wider than a screen."""
+    return [
+        f"This plan is {width:,.0f} pixels wide, wider than a {SCREEN_WIDTH}-pixel screen:",
+        "scroll sideways, or zoom out in the browser (Ctrl and -), or open the job's",
+        "HTML report (sparkjet run --html FILE SCRIPT) to zoom and pan it.",
+    ]
+
+
+def screenPicture(planned: Plan, metrics: JobMetrics | None = None, noted: bool = True) -> graphviz.Digraph:
+    """Return the picture of a plan (see planPicture) left to right if it fits a screen
+    SCREEN_WIDTH wide, else top to bottom, the stages left of their vertices, if that fits, else
+    the narrower of the two, ``noted`` at its top with how to view it. Without graphviz's
+    ``dot``, which measures them, left to right."""
+    pictures = [planPicture(planned, metrics, rankdir) for rankdir in ("LR", "TB")]
+    try:
+        widths = [svgWidth(picture.pipe(format="svg", encoding="utf-8")) for picture in pictures]
+    except graphviz.ExecutableNotFound:
+        return pictures[0]
+    fitting = [picture for picture, width in zip(pictures, widths) if width <= SCREEN_WIDTH]
+    if fitting:
+        return fitting[0]
+    width, narrower = min(zip(widths, pictures), key=lambda pair: pair[0])
+    if not noted:
+        return narrower
+    withNote = narrower.copy()
+    withNote.attr(label=labelText(viewingNote(width)), labelloc="t", labeljust="l", fontsize="14")
+    return withNote
+
+
+def planSvg(work: Plan | Pipeline | DAG, metrics: JobMetrics | None = None, noted: bool = True) -> str:
+    """Return the SVG text of the plan's picture as it best fits a screen (see screenPicture);
+    raises graphviz.ExecutableNotFound when graphviz's ``dot`` is not installed."""
+    return screenPicture(planOf(work), metrics, noted).pipe(format="svg", encoding="utf-8")
 
 
 def writePlanSvg(work: Plan | Pipeline | DAG, path: str, metrics: JobMetrics | None = None) -> tuple[str, str | None]:
     """Draw a plan, or the plan of a Pipeline (with its stages) or of a Core DAG, into an SVG file,
-    annotated with a job's ``metrics`` if given; without ``dot``, write the DOT text instead.
+    annotated with a job's ``metrics`` if given, as it best fits a screen (see screenPicture);
+    without ``dot``, write the DOT text instead.
 
     Returns the path written and, when it is DOT text, a note saying how to get the SVG."""
-    return writeSvg(planToGraphviz(work, metrics), path)
+    return writeSvg(screenPicture(planOf(work), metrics), path)

@@ -10,19 +10,88 @@ from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import EdgeMetrics, JobMetrics, VertexMetrics
 from sparkjet.pipeline.pipeline import Pipeline
 from sparkjet.planner.planning import Plan, planOf
-from sparkjet.planner.render import planSvg
+from sparkjet.planner.render import edgeKinds, planSvg
 
 STYLE = """
 body { font-family: sans-serif; margin: 2em; color: #222; }
-#drawing svg { max-width: 100%; height: auto; }
-#drawing-check { color: #666; font-size: 0.9em; }
+#drawing { overflow: auto; max-height: 85vh; border: 1px solid #ddd; cursor: grab; }
+#drawing.panning { cursor: grabbing; user-select: none; }
+#drawing svg { display: block; }
+#zoom { margin-bottom: 0.5em; }
+#zoom button { font-size: 1em; min-width: 2.5em; }
+#zoom button[aria-pressed="true"] { background: #cde; }
+#zoom-level { display: inline-block; min-width: 4em; text-align: center; }
+.hint, #drawing-check { color: #666; font-size: 0.9em; }
 table { border-collapse: collapse; margin-bottom: 1.5em; }
-th, td { border-bottom: 1px solid #ddd; padding: 0.3em 0.8em; text-align: left; }
+th, td { border-bottom: 1px solid #ddd; padding: 0.3em 0.8em; text-align: left; vertical-align: top; }
 .number { text-align: right; }
 tr.stage td { color: #555; font-size: 0.9em; }
 tr.stage td.name { padding-left: 2.5em; }
 pre { background: #f6f6f6; padding: 1em; overflow-x: auto; }
 """
+
+MIN_TEXT_PIXELS = 11
+"""The smallest size, in CSS pixels at the browser's 100%, that zooming out or fitting the
+plan to the window may bring its text down to."""
+
+ZOOM_SCRIPT = """
+(() => {
+  const box = document.getElementById("drawing");
+  const svg = box.querySelector("svg");
+  const bar = document.getElementById("zoom");
+  if (!svg) { bar.hidden = true; return; }
+  const natural = { width: svg.width.baseVal.value, height: svg.height.baseVal.value };
+  const unit = natural.width / svg.viewBox.baseVal.width;
+  const sizes = [...svg.querySelectorAll("text")].map(text => parseFloat(text.getAttribute("font-size")) || 14);
+  const smallest = Math.min(...sizes) * unit;
+  const least = Math.min(1, MIN_TEXT_PIXELS / smallest);
+  const state = { zoom: 1, fit: false };
+  const shown = () => state.fit ? Math.max(least, box.clientWidth / natural.width) : state.zoom;
+  const apply = () => {
+    const zoom = shown();
+    svg.setAttribute("width", `${natural.width * zoom}px`);
+    svg.setAttribute("height", `${natural.height * zoom}px`);
+    document.getElementById("zoom-level").textContent = `${Math.round(zoom * 100)}%`;
+    document.getElementById("zoom-fit").setAttribute("aria-pressed", String(state.fit));
+    box.dataset.zoom = zoom;
+  };
+  const zoomTo = zoom => { state.zoom = Math.min(8, Math.max(least, zoom)); state.fit = false; apply(); };
+  document.getElementById("zoom-out").onclick = () => zoomTo(shown() / 1.25);
+  document.getElementById("zoom-in").onclick = () => zoomTo(shown() * 1.25);
+  document.getElementById("zoom-reset").onclick = () => zoomTo(1);
+  document.getElementById("zoom-fit").onclick = () => { state.fit = !state.fit; apply(); };
+  window.addEventListener("resize", () => state.fit && apply());
+  let drag = null;
+  box.addEventListener("pointerdown", event => {
+    drag = { x: event.clientX, y: event.clientY, left: box.scrollLeft, top: box.scrollTop };
+    box.classList.add("panning");
+  });
+  window.addEventListener("pointermove", event => {
+    if (drag) {
+      box.scrollLeft = drag.left - (event.clientX - drag.x);
+      box.scrollTop = drag.top - (event.clientY - drag.y);
+    }
+  });
+  window.addEventListener("pointerup", () => { drag = null; box.classList.remove("panning"); });
+  box.dataset.leastZoom = least;
+  apply();
+})();
+""".replace("MIN_TEXT_PIXELS", str(MIN_TEXT_PIXELS))
+"""Run by the page: zooms the plan by its buttons (``-``, ``100%``, ``+``), never below the zoom
+at which its smallest text is MIN_TEXT_PIXELS; ``Fit to width`` toggles fitting it to the
+window, as far as that zoom; a drag pans it. The browser's own zoom scales it too."""
+
+ZOOM_BAR = (
+    '<div id="zoom" role="toolbar" aria-label="Zoom the plan">'
+    '<button id="zoom-out" title="Zoom out">-</button>'
+    '<button id="zoom-reset" title="Actual size">100%</button>'
+    '<button id="zoom-in" title="Zoom in">+</button> '
+    '<button id="zoom-fit" aria-pressed="false" title="Fit the plan to the window, text kept readable">'
+    "Fit to width</button> "
+    '<span id="zoom-level">100%</span> '
+    '<span class="hint">Drag the plan to pan it; point at a stage, vertex or edge for its full name and figures.</span>'
+    "</div>"
+)
 
 CHECK_SCRIPT = """
 (() => {
@@ -41,13 +110,14 @@ CHECK_SCRIPT = """
   check.dataset.edgesDrawn = expected.edges.length - lostEdges.length;
   check.dataset.missing = missing.join("; ");
   check.textContent = missing.length === 0
-    ? `The drawing shows all ${expected.vertices.length} vertices and ${expected.edges.length} edges.`
-    : `Missing from the drawing: ${missing.join("; ")}`;
+    ? `All ${expected.vertices.length} vertices and ${expected.edges.length} edges of the Core DAG are drawn.`
+    : `Not drawn, though in the tables below: ${missing.join("; ")}.`;
 })();
 """
 """Run by the page: checks that the drawing shows every vertex and edge of the Core DAG (the
 picture gives them classes ``vertex`` and ``dag-edge``, their full names, of one line or more,
-first in their tooltips) and says so in ``#drawing-check``, the counts in its data attributes."""
+first in their tooltips) and tells the reader in ``#drawing-check`` that all are drawn or which
+are not, the counts in its data attributes."""
 
 
 SCRIPT_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
@@ -68,10 +138,11 @@ def reportHtml(work: Plan | Pipeline | DAG, metrics: JobMetrics) -> str:
         f'<h1 id="title">{title}</h1>',
         f'<p id="job-time">The job ran in <span class="seconds">{metrics.seconds:.2f}</span> s.</p>',
         _drawingSection(planned, metrics),
-        _figuresSection(metrics),
+        _figuresSection(metrics, edgeKinds(planned)),
         _planTextSection(planned),
         f'<script type="application/json" id="plan-graph">{_planGraphJson(metrics)}</script>',
         f"<script>{CHECK_SCRIPT}</script>",
+        f"<script>{ZOOM_SCRIPT}</script>",
         "</body>",
         "</html>",
     ])
@@ -86,7 +157,7 @@ def writeReport(work: Plan | Pipeline | DAG, path: str, metrics: JobMetrics) -> 
 
 def _drawingSection(planned: Plan, metrics: JobMetrics) -> str:
     try:
-        svg = planSvg(planned, metrics)
+        svg = planSvg(planned, metrics, noted=False)
         drawing = svg[svg.index("<svg"):]
     except graphviz.ExecutableNotFound:
         drawing = (
@@ -98,13 +169,14 @@ def _drawingSection(planned: Plan, metrics: JobMetrics) -> str:
     return "\n".join([
         '<section id="plan">',
         "<h2>Plan</h2>",
+        ZOOM_BAR,
         f'<div id="drawing">{drawing}</div>',
         f'<p id="drawing-check" {counts}></p>',
         "</section>",
     ])
 
 
-def _figuresSection(metrics: JobMetrics) -> str:
+def _figuresSection(metrics: JobMetrics, kinds: dict[tuple[str, int], list[str]]) -> str:
     vertexRows = [row for vertex in metrics.vertices for row in _vertexRows(vertex)]
     stream = [f'<p id="micro-batches">{html.escape(metrics.microBatchLine())}</p>'] if metrics.microBatches else []
     if metrics.lastSnapshot is not None:
@@ -119,8 +191,8 @@ def _figuresSection(metrics: JobMetrics) -> str:
         "</table>",
         "<h2>Edges</h2>",
         '<table id="edges">',
-        _headings(["From", "To"], ["Items", "Shuffled bytes"]),
-        *(_edgeRow(edge) for edge in metrics.edges),
+        _headings(["From", "To", "Kind, as the plan labels it"], ["Items", "Shuffled bytes"]),
+        *(_edgeRow(edge, kinds.get((edge.sourceName, edge.sourceOrdinal), [])) for edge in metrics.edges),
         "</table>",
         "</section>",
     ])
@@ -150,12 +222,13 @@ def _vertexRows(vertex: VertexMetrics) -> list[str]:
     return rows
 
 
-def _edgeRow(edge: EdgeMetrics) -> str:
+def _edgeRow(edge: EdgeMetrics, kind: list[str]) -> str:
     source, dest = html.escape(edge.sourceName), html.escape(edge.destName)
-    shuffled = "kept in their tasks" if edge.shuffleBytes is None else f"{edge.shuffleBytes:,}"
+    shuffled = "not shuffled" if edge.shuffleBytes is None else f"{edge.shuffleBytes:,}"
     return (
         f'<tr class="edge" data-source="{source}" data-dest="{dest}">'
-        f'<td class="source">{source}</td><td class="dest">{dest}</td>{_number("items", edge.items)}'
+        f'<td class="source">{source}</td><td class="dest">{dest}</td>'
+        f'<td class="kind">{"<br>".join(html.escape(line) for line in kind)}</td>{_number("items", edge.items)}'
         f'<td class="shuffled-bytes number">{shuffled}</td></tr>'
     )
 

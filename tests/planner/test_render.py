@@ -179,10 +179,11 @@ def test_a_vertex_added_to_a_plan_by_hand_runs_no_stage():
 # The picture without figures
 
 
-def test_the_picture_is_left_to_right_with_the_dag_and_pipeline_in_clusters():
+def test_the_picture_is_left_to_right_each_stage_beside_its_vertices():
     source = planToGraphviz(wordCount()).source
     assert source.startswith("digraph Plan {") and "rankdir=LR" in source.split("subgraph")[0]
-    assert "subgraph cluster_pipeline {" in source and "subgraph cluster_dag {" in source
+    assert "subgraph Pipeline {" in source and "subgraph DAG {" in source
+    assert "cluster_pipeline" not in source and "cluster_dag" not in source
 
 
 @needsDot
@@ -230,11 +231,12 @@ def test_one_dashed_link_joins_each_stage_to_each_vertex_running_it():
 def test_the_legend_explains_each_way_of_drawing_an_edge():
     root = drawing(wordCount())
     (legend,) = [g for g in drawn(root, "legend") if g.get("id") == "legend"]
-    assert "cluster" in legend.get("class").split() and texts(legend) == ["Legend"]
+    assert "cluster" in legend.get("class").split()
+    assert texts(legend) == ["Legend", "grey ellipse: a stage of the pipeline", "white box: a vertex of the Core DAG"]
     captions = [line for g in drawn(root, "legend") if "edge" in g.get("class") for line in texts(g)]
     assert captions == [
         "distributed: circle at the tail", "local", "with a priority", "shuffle: bold", "in task or coalesced: dashed",
-        "stage to a vertex running it",
+        "stage to the next stage", "stage to a vertex running it",
         "unicast", "isolated", "partitioned", "broadcast", "all-to-one", "fanout",
     ]
 

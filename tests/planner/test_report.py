@@ -15,6 +15,7 @@ from sparkjet.coredag.model.metrics import EdgeMetrics, JobMetrics, StageMetrics
 from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
 from sparkjet.planner import plan
 from sparkjet.planner.report import reportHtml, writeReport
+from tests.planner.test_render import needsDot
 
 CHROMIUM = shutil.which("chromium")
 needsChromium = pytest.mark.skipif(
@@ -109,7 +110,7 @@ def madeUpMetrics(dag: DAG) -> JobMetrics:
         for n, vertex in enumerate(dag.vertices(), start=1)
     )
     edges = tuple(
-        EdgeMetrics(edge.sourceName, edge.destName, 10 * n, 4096 * n if n % 2 else None)
+        EdgeMetrics(edge.sourceName, edge.destName, 10 * n, 4096 * n if n % 2 else None, edge.sourceOrdinal)
         for n, edge in enumerate(dag.edges(), start=1)
     )
     return JobMetrics("made-up", 12.3456, vertices, edges)
@@ -157,14 +158,12 @@ def test_the_tables_hold_every_vertex_fused_stage_and_edge(pipeline):
     assert [(row["source"], row["dest"]) for row in edges] == [
         (edge.sourceName, edge.destName) for edge in plan(pipeline).edges()
     ]
-    assert [(row["items"], row["shuffled-bytes"]) for row in edges[:2]] == [
-        ("10", "4,096"), ("20", "kept in their tasks")
-    ]
+    assert [(row["items"], row["shuffled-bytes"]) for row in edges[:2]] == [("10", "4,096"), ("20", "not shuffled")]
 
 
 def test_names_cannot_break_out_of_the_page(pipeline):
     page = reportHtml(pipeline, madeUpMetrics(plan(pipeline)))
-    assert page.count("</script>") == 2
+    assert page.count("</script>") == 3
     assert "keep &lt;words&gt; &amp; only words" in page
     graph = json.loads("".join(Page(page).byId("plan-graph").text))
     assert graph["vertices"] == [vertex.name for vertex in plan(pipeline).vertices()]
@@ -258,10 +257,60 @@ def test_chromium_names_what_the_drawing_lacks(pipeline, tmp_path, monkeypatch):
     partial.node("c", "c", tooltip=third, **{"class": "stage"})
     partial.edge("a", "b", tooltip=f"{first} -> {second}", **{"class": "stage-edge"})
     drawing = partial.pipe(format="svg", encoding="utf-8")
-    monkeypatch.setattr("sparkjet.planner.report.planSvg", lambda work, metrics: drawing)
+    monkeypatch.setattr("sparkjet.planner.report.planSvg", lambda work, metrics, noted: drawing)
     path = writeReport(pipeline, str(tmp_path / "report.html"), madeUpMetrics(dag))
 
     check = renderedPage(tmp_path, path).byId("drawing-check").attributes
     assert (check["data-vertices-drawn"], check["data-edges-drawn"]) == ("2", "0")
     assert check["data-missing"].startswith(f"{third}; ")
     assert f"{first} -> {second}" in check["data-missing"]
+
+
+def descendants(page: Page, ancestor: Element) -> list[Element]:
+    """Return the elements inside ``ancestor``, in document order."""
+    return [element for element in page.elements if ancestor in ancestorsOf(element)]
+
+
+def ancestorsOf(element: Element) -> list[Element]:
+    """Return the ancestors of ``element``, its parent first."""
+    found = []
+    while element.parent is not None:
+        element = element.parent
+        found.append(element)
+    return found
+
+
+@needsDot
+def test_the_table_labels_each_edge_as_the_picture_does():
+    p = Pipeline.create()
+    words = p.readFrom(Sources.items(["a b"])).flatMap(str.split).setLocalParallelism(1)
+    words.groupingKey(wholeItem()).aggregate(AggregateOperations.counting()).writeTo(Sinks.list("counts"))
+    words.sort().writeTo(Sinks.list("sorted"))
+    words.rebalance().map(str.upper).setLocalParallelism(3).writeTo(Sinks.list("upper"))
+    dag = plan(p)
+    page = Page(reportHtml(p, madeUpMetrics(dag)))
+    pictured = {}
+    for group in [e for e in page.elements if e.tag == "g" and "dag-edge" in e.classes()]:
+        inside = descendants(page, group)
+        title = next(e for e in inside if e.tag == "a").attributes["xlink:title"]
+        pictured[title.split("\n")[0]] = ["".join(e.text) for e in inside if e.tag == "text"]
+    rows = [row for row in page.elements if row.tag == "tr" and "edge" in row.classes()]
+    assert len(rows) == len(pictured) == len(dag.edges())
+    kinds = set()
+    for row in rows:
+        source, dest, kind, items, shuffled = page.cellsOf(row)
+        lines = pictured[f"{''.join(source.text)} -> {''.join(dest.text)}"]
+        assert lines[: len(kind.text)] == kind.text and len(kind.text) == 2
+        assert lines[len(kind.text)] == f"{''.join(items.text)} items"
+        kinds.add(tuple(kind.text))
+    assert {exchange for _, exchange in kinds} == {"in task", "shuffle"}
+
+
+@needsDot
+@needsChromium
+def test_the_check_under_the_drawing_reads_as_a_statement_for_users(pipeline, tmp_path):
+    dag = plan(pipeline)
+    path = writeReport(pipeline, str(tmp_path / "report.html"), madeUpMetrics(dag))
+    check = renderedPage(tmp_path, path).byId("drawing-check")
+    counts = f"{len(dag.vertices())} vertices and {len(dag.edges())} edges"
+    assert "".join(check.text) == f"All {counts} of the Core DAG are drawn."
