@@ -1,0 +1,49 @@
+"""The README's two commands: `make wordcount` and `make test` run the scripts CI runs, each with
+its own set-up, and only the tests install a browser."""
+
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from tests.conftest import PROJECT
+
+needsMake = pytest.mark.skipif(shutil.which("make") is None, reason="the README's commands need make: apt-get install make")
+
+
+def dryRun(*arguments: str) -> list[str]:
+    """Return the commands ``make`` would run for ``arguments``, run nothing."""
+    done = subprocess.run(["make", "-n", *arguments], cwd=PROJECT, capture_output=True, text=True, check=True)
+    return done.stdout.splitlines()
+
+
+@needsMake
+@pytest.mark.parametrize("target, script", [("wordcount", ".ci/wordcount"), ("test", ".ci/test")])
+def test_each_make_target_runs_its_script_with_the_arguments_given(target, script):
+    assert dryRun(target) == [f"bash {script} "]
+    assert dryRun(target, "ARGS=-m 'not spark' -x") == [f"bash {script} -m 'not spark' -x"]
+
+
+@needsMake
+def test_make_alone_lists_the_targets():
+    listed = subprocess.run(["make"], cwd=PROJECT, capture_output=True, text=True, check=True).stdout
+    assert re.findall(r"^  make (\w+)", listed, re.MULTILINE) == ["help", "wordcount", "test"]
+
+
+def test_ci_runs_the_test_script_of_make_test():
+    run = (PROJECT / ".ci" / "run").read_text()
+    assert re.findall(r"^bash (\S+)", run, re.MULTILINE) == [".ci/test", ".ci/test"]
+
+
+def test_the_readme_gives_the_make_commands():
+    readme = (PROJECT / "README.md").read_text()
+    section = readme.split("## The two commands", 1)[1].split("\n## ", 1)[0]
+    assert re.findall(r"^make (\w+)", section, re.MULTILINE) == ["wordcount", "test"]
+
+
+@pytest.mark.parametrize("script, installsChromium", [(".ci/wordcount", False), (".ci/test", True)])
+def test_only_the_tests_install_chromium(script, installsChromium):
+    sourced = re.findall(r"^source .*/(\w+)\"$", (PROJECT / script).read_text(), re.MULTILINE)
+    assert sourced == (["setup", "chromium"] if installsChromium else ["setup"])
+    assert "chromium" not in (PROJECT / ".ci" / "setup").read_text().split("set -euo pipefail", 1)[1]
