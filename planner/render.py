@@ -49,7 +49,9 @@ SCREEN_WIDTH = 1600
 PIXELS_PER_POINT = 4 / 3
 """graphviz sizes an SVG in points; a browser at 100% shows a point as 4/3 of a CSS pixel."""
 
-LEGEND_COLUMNS = 3
+LEGEND_COLUMNS = {"LR": 1, "TB": 3}
+"""How many samples a row of the legend holds, by the picture's direction: one in a picture drawn
+left to right, so that the legend widens a single gap between its ranks; three top to bottom."""
 
 _SAMPLE = Edge("sample", destName="sample")
 
@@ -139,26 +141,29 @@ def addRunsLinks(picture: graphviz.Digraph, stageVertices: dict[str, tuple[str, 
         )
 
 
-def legendRows(withStages: bool, metrics: JobMetrics | None) -> list[list[tuple[str, dict[str, str]]]]:
-    """Return the legend's rows of samples, at most LEGEND_COLUMNS a row: what each says and how
-    its edge is drawn."""
+def legendRows(
+    withStages: bool, metrics: JobMetrics | None, columns: int = 1
+) -> list[list[tuple[str, dict[str, str]]]]:
+    """Return the legend's rows of samples, at most ``columns`` a row: what each says (in short
+    lines, no wider than the captions of edges, as the legend's gaps are the picture's too) and
+    how its edge is drawn."""
     kinds = [
-        ("distributed: circle at the tail", edgeDrawing(_SAMPLE.distributed())),
+        ("distributed:\ncircle at the tail", edgeDrawing(_SAMPLE.distributed())),
         ("local", edgeDrawing(_SAMPLE)),
         ("with a priority", edgeDrawing(_SAMPLE.priority(1))),
         ("shuffle: bold", edgeDrawing(_SAMPLE, Exchange.SHUFFLED)),
-        ("in task or coalesced: dashed", edgeDrawing(_SAMPLE, Exchange.NARROW)),
+        ("in task or\ncoalesced: dashed", edgeDrawing(_SAMPLE, Exchange.NARROW)),
     ]
     if withStages:
-        kinds += [("stage to the next stage", STAGE_EDGE_DRAWING), ("stage to a vertex running it", RUNS_DRAWING)]
+        kinds += [("stage to the\nnext stage", STAGE_EDGE_DRAWING), ("stage to a vertex\nrunning it", RUNS_DRAWING)]
     if metrics is not None:
         mostItems = max((edge.items for edge in metrics.edges), default=0)
-        kinds.append((f"width: items, up to {mostItems:,}", {"penwidth": "6"}))
+        kinds.append((f"width: items,\nup to {mostItems:,}", {"penwidth": "6"}))
     routings = [(policy.value, edgeDrawing(attrs.evolve(_SAMPLE, routing=policy))) for policy in RoutingPolicy]
     return [
-        samples[start : start + LEGEND_COLUMNS]
+        samples[start : start + columns]
         for samples in (kinds, routings)
-        for start in range(0, len(samples), LEGEND_COLUMNS)
+        for start in range(0, len(samples), columns)
     ]
 
 
@@ -176,13 +181,13 @@ def legendToGraphviz(withStages: bool, metrics: JobMetrics | None, rankdir: str 
         graph_attr={"label": legendTitle(withStages), "id": "legend", "class": "legend", "color": "gray50"},
         node_attr={"shape": "point", "style": "invis", "class": "legend"},
     )
-    rows = legendRows(withStages, metrics)
+    rows = legendRows(withStages, metrics, LEGEND_COLUMNS[rankdir])
     samples = [(row, column, sample) for row, entries in enumerate(rows) for column, sample in enumerate(entries)]
     for number, (row, column, (caption, drawing)) in enumerate(samples):
         legend.edge(
             f"legend-{row}-{column}",
             f"legend-{row}-{column + 1}",
-            labelText([caption]),
+            labelText(caption.split("\n")),
             **drawing,
             **{"id": f"legend-{number}", "class": "legend"},
         )
@@ -193,9 +198,11 @@ def legendToGraphviz(withStages: bool, metrics: JobMetrics | None, rankdir: str 
 
 def stackRows(legend: graphviz.Digraph, lengths: list[int]) -> None:
     """Keep each row of the legend on one rank, so that its samples lie across the picture's
-    flow, and stack the rows with invisible links."""
+    flow, and stack the rows with invisible links below an invisible node that keeps the first
+    row's captions, drawn above it, clear of the legend's title."""
     for row, length in enumerate(lengths):
         legend.body.append("{rank=same; " + " ".join(f'"legend-{row}-{column}"' for column in range(length + 1)) + "}")
+    legend.edge("legend-top", "legend-0-0", style="invis")
     for row in range(len(lengths) - 1):
         legend.edge(f"legend-{row}-0", f"legend-{row + 1}-0", style="invis")
 

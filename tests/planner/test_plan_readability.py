@@ -2,8 +2,8 @@
 how to view it, links from stages to vertices stay short, and the report's plan zooms and pans
 with its text never below MIN_TEXT_PIXELS, measured in headless Chromium.
 
-``python -m tests.planner.test_plan_readability DIRECTORY`` takes the screenshots of the reports
-of word count, a 10-stage pipeline and an 18-vertex Core DAG at 1600x1000 (tutorials/images/)."""
+``python -m tests.planner.test_plan_readability tutorials/images`` takes the screenshots, at
+1600x1000, of the reports and pictures of word count, a 10-stage pipeline and an 18-vertex Core DAG."""
 
 import argparse
 import json
@@ -11,8 +11,11 @@ import pathlib
 import tempfile
 import xml.etree.ElementTree as ET
 
+import attrs
 import pytest
 
+from sparkjet.coredag.model.exchange import Exchange
+from sparkjet.coredag.model.metrics import JobMetrics
 from sparkjet.pipeline import AggregateOperations, JoinClause, Pipeline, Sinks, Sources, wholeItem
 from sparkjet.planner import plan
 from sparkjet.planner.render import (
@@ -261,16 +264,34 @@ def test_fit_to_width_is_a_toggle_not_a_cap(tmp_path):
 # Screenshots
 
 
+def runFigures(p: Pipeline) -> JobMetrics:
+    """Made-up figures of a run of ``p`` that read like a real one: bytes only where an edge
+    crosses a shuffle."""
+    planned = plan(p)
+    exchanges = planned.physicalPlan().exchanges()
+    figures = madeUpMetrics(planned)
+    edges = tuple(
+        attrs.evolve(edge, shuffleBytes=None)
+        if exchanges[edge.sourceName, edge.sourceOrdinal] is not Exchange.SHUFFLED
+        else attrs.evolve(edge, shuffleBytes=edge.shuffleBytes or 2048)
+        for edge in figures.edges
+    )
+    return attrs.evolve(figures, jobName="readable plans", edges=edges)
+
+
 def screenshots(directory: pathlib.Path, work: pathlib.Path) -> list[pathlib.Path]:
-    """Write the report of each example into ``work`` and its screenshot in headless Chromium at
-    1600x1000 into ``directory`` as ``<example>-report.png``; return the screenshots' paths."""
+    """Write the report and the picture of each example into ``work`` and their screenshots in
+    headless Chromium at 1600x1000 into ``directory``, as ``screen-<example>-report.png`` and
+    ``screen-<example>-plan.png``; return the screenshots' paths."""
     shots = []
     for name, make in EXAMPLES.items():
         p = make()
-        report = writeReport(p, str(work / f"{name}.html"), madeUpMetrics(plan(p)))
-        shot = directory / f"{name}-report.png"
-        chromium(work, "--hide-scrollbars", SCREEN, f"--screenshot={shot}", f"file://{report}")
-        shots.append(shot)
+        report = writeReport(p, str(work / f"{name}.html"), runFigures(p))
+        picture, _ = writePlanSvg(p, str(work / f"{name}.svg"))
+        for page, kind in ((report, "report"), (picture, "plan")):
+            shot = directory / f"screen-{name}-{kind}.png"
+            chromium(work, "--hide-scrollbars", SCREEN, f"--screenshot={shot}", f"file://{page}")
+            shots.append(shot)
     return shots
 
 
