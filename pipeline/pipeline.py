@@ -1,7 +1,7 @@
 """The Pipeline: the one mutable object of the API, an append-only graph of transforms."""
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from sparkjet.pipeline.naming import makeNamesUnique
 from sparkjet.pipeline.pipeline_graph import PipelineGraph
@@ -17,6 +17,10 @@ if TYPE_CHECKING:
 
 class Pipeline:
     """A graph of stages; stages are added, renamed or re-parallelized, never removed."""
+
+    notebookDisplay: ClassVar[Callable[["Pipeline"], dict[str, str]] | None] = None
+    """How a notebook shows a pipeline: the planner sets it to a function drawing the pipeline's
+    plan (planner/notebook.py), which the pipeline cannot draw itself, never importing the planner."""
 
     def __init__(self) -> None:
         self._transforms: list[Transform] = []
@@ -75,3 +79,9 @@ class Pipeline:
     def toDotString(self) -> str:
         """Return the pipeline graph in Jet's DOT format, with unique stage names."""
         return makeNamesUnique(self.graph()).toDotString()
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str] | None:
+        """Return the notebook's display of the pipeline (see ``notebookDisplay``); None, for
+        the plain repr, when no planner set one."""
+        display = Pipeline.notebookDisplay
+        return None if display is None else display(self)

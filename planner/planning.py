@@ -145,6 +145,12 @@ class Plan:
         """Return the DAG in Jet's DOT format (see DAG.toDotString)."""
         return self.dag.toDotString(*args, **kwargs)
 
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
+        """Return the notebook's display of the plan: its picture (see planner/notebook.py)."""
+        from sparkjet.planner.notebook import planBundle  # it draws with planner/render.py, which imports this module
+
+        return planBundle(self)
+
 
 def plan(pipeline: Pipeline) -> Plan:
     """Return the plan that runs ``pipeline``; pure: no JVM starts."""
@@ -165,3 +171,13 @@ def planOf(work: object) -> Plan:
 planOf.register(Plan, lambda work: work)
 planOf.register(Pipeline, plan)
 planOf.register(DAG, Plan.ofDag)
+
+
+def _pipelineBundle(pipeline: Pipeline) -> dict[str, str]:
+    """Return the notebook's display of ``pipeline``: the picture of its plan (see planner/notebook.py)."""
+    from sparkjet.planner.notebook import pipelineBundle  # it draws with planner/render.py, which imports this module
+
+    return pipelineBundle(pipeline)
+
+
+Pipeline.notebookDisplay = _pipelineBundle

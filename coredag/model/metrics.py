@@ -4,6 +4,7 @@ Each Spark task counts per batch into a TaskMetrics and adds it, once, to the jo
 accumulator; JobMetrics is the frozen summary the driver builds from the total.
 """
 
+import html
 import itertools
 import operator
 import time
@@ -231,6 +232,10 @@ class JobMetrics:
             lines.append(f"  {edge.sourceName} -> {edge.destName}: {counted(edge.items, 'item')}, {through}")
         return "\n".join(lines)
 
+    def _repr_html_(self) -> str:
+        """Return the notebook's display of the figures: tables of vertices and edges (see figuresHtml)."""
+        return figuresHtml(self)
+
     def microBatchLine(self) -> str:
         """Return a stream job's micro-batches in a line: how many, items read, their durations."""
         batches = self.microBatches
@@ -241,6 +246,54 @@ class JobMetrics:
             f"{sum(seconds) / len(seconds):.2f} s each on average, the longest {max(seconds):.2f} s, "
             f"the last {seconds[-1]:.2f} s"
         )
+
+
+def figuresHtml(metrics: JobMetrics) -> str:
+    """Return a job's figures as HTML: its time (a stream job's micro-batches, last snapshot),
+    a table of vertices with their fused stages, and one of edges."""
+    lines = [f"Job '{metrics.jobName}': {metrics.seconds:.2f} s"]
+    lines += [metrics.microBatchLine()] if metrics.microBatches else []
+    lines += [f"Last {metrics.lastSnapshot.describe()}"] if metrics.lastSnapshot is not None else []
+    eventTime = any(v.watermark is not None or v.lateEventsDropped for v in metrics.vertices)
+    vertexRows = [
+        row
+        for v in metrics.vertices
+        for row in [
+            ("vertex", v.name, v.itemsIn, v.itemsOut, v.seconds, v.processors)
+            + ((_eventTimeFigures(v).removeprefix(", "),) if eventTime else ()),
+            *(("stage", f"\u00a0\u00a0\u00a0{s.name}", s.itemsIn, s.itemsOut, "", "") for s in v.stages),
+        ]
+    ]
+    edgeRows = [
+        ("edge", f"{e.sourceName} \u2192 {e.destName}", e.items, "kept in their tasks" if e.shuffleBytes is None else e.shuffleBytes)
+        for e in metrics.edges
+    ]
+    return "".join([
+        *(f"<p>{html.escape(line)}</p>" for line in lines),
+        _htmlTable(
+            ["Vertex and its fused stages", "Items in", "Items out", "Busy (s)", "Processors"]
+            + (["Event time"] if eventTime else []),
+            vertexRows,
+        ),
+        _htmlTable(["Edge", "Items", "Shuffled bytes"], edgeRows),
+    ])
+
+
+def _htmlTable(headings: list[str], rows: list[tuple]) -> str:
+    """Return a table of ``rows``, each its class then its cells; numbers right-aligned."""
+    head = "".join(f"<th>{html.escape(heading)}</th>" for heading in headings)
+    body = "".join(
+        f'<tr class="{kind}">' + "".join(_htmlCell(cell) for cell in cells) + "</tr>" for kind, *cells in rows
+    )
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _htmlCell(value: object) -> str:
+    """Return a cell: a number right-aligned (a float to two decimals), anything else as text."""
+    if isinstance(value, int | float):
+        text = f"{value:,.2f}" if isinstance(value, float) else f"{value:,}"
+        return f'<td style="text-align: right">{text}</td>'
+    return f"<td>{html.escape(str(value))}</td>"
 
 
 def _eventTimeFigures(vertex: VertexMetrics) -> str:

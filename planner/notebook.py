@@ -1,0 +1,147 @@
+"""sparkjet in a notebook (Jupyter): how a pipeline, a plan and a job show inline, and a
+running job's progress in the cell that waits for it.
+
+A Pipeline and a Plan show as the plan's picture (SVG), a Job as a small table of its status
+and figures with the picture of its plan (with its figures once it ran), JobMetrics as tables
+(coredag/model/metrics.py draws them). The pipeline never imports the planner, so it cannot
+draw its plan itself: ``Pipeline.notebookDisplay`` is the function it calls, which the planner
+sets to ``pipelineBundle`` when it is imported (``import sparkjet`` imports both). IPython is
+optional: this module imports it only when a notebook's kernel runs, where it is there.
+"""
+
+import html
+import sys
+from collections.abc import Sequence
+
+import graphviz
+
+from sparkjet.coredag.errors import SparkjetError
+from sparkjet.coredag.model.metrics import JobMetrics, counted
+from sparkjet.pipeline.pipeline import Pipeline
+from sparkjet.planner.jet import JobStatus
+from sparkjet.planner.planning import Plan, plan
+from sparkjet.planner.render import planSvg
+
+NO_DOT = "graphviz's 'dot' program is not installed, so the plan is not drawn (apt-get install graphviz, brew install graphviz)"
+
+STYLE = (
+    "<style>.sparkjet-job table { border-collapse: collapse; margin-bottom: 0.8em; }"
+    " .sparkjet-job th, .sparkjet-job td { text-align: left; padding: 0.2em 0.8em; }"
+    " .sparkjet-job svg { max-width: 100%; height: auto; }</style>"
+)
+
+
+def inNotebook() -> bool:
+    """Return whether a notebook's kernel (IPython's, with a frontend showing HTML) runs this code."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return getattr(shell, "kernel", None) is not None
+
+
+def planBundle(planned: Plan, metrics: JobMetrics | None = None) -> dict[str, str]:
+    """Return the notebook's display of ``planned``: its picture, with ``metrics`` if given, as
+    SVG; without graphviz's ``dot``, or for a plan without vertices, text saying why not."""
+    try:
+        return {"image/svg+xml": planSvg(planned, metrics), "text/plain": repr(planned)}
+    except graphviz.ExecutableNotFound:
+        return {"text/plain": f"{planned!r}: {NO_DOT}"}
+    except SparkjetError as error:
+        return {"text/plain": f"{planned!r}, not drawn: {error}"}
+
+
+def pipelineBundle(pipeline: Pipeline) -> dict[str, str]:
+    """Return the notebook's display of ``pipeline``: the picture of its plan; while it cannot
+    be planned yet (a stage without a sink, say), text saying why."""
+    try:
+        planned = plan(pipeline)
+    except SparkjetError as error:
+        return {"text/plain": f"<Pipeline of {counted(len(pipeline.graph().transforms), 'stage')}, not planned: {error}>"}
+    return planBundle(planned)
+
+
+def jobHtml(job) -> str:
+    """Return the notebook's display of ``job`` (a Job): a table of its status and figures (its
+    progress while it runs, its error if it failed) and the picture of its plan, with its
+    figures once it ran (a stream job's: so far)."""
+    status = job.getStatus()
+    rows = [("Job", job.name), ("Status", status.value)]
+    metrics = None
+    if status is JobStatus.COMPLETED or (job.isStream and status is not JobStatus.NOT_RUNNING):
+        metrics = job.metrics()
+        rows += summaryRows(metrics)
+    elif status is JobStatus.RUNNING:
+        from sparkjet.planner.progress import jobText  # imports pyspark, which a running job has
+
+        rows.append(("Progress", jobText(job).partition(": ")[2]))
+    if status is JobStatus.FAILED:
+        rows.append(("Error", failureOf(job)))
+    table = "".join(f"<tr><th>{name}</th><td>{html.escape(str(value))}</td></tr>" for name, value in rows)
+    return f'{STYLE}<div class="sparkjet-job"><table>{table}</table>{svgElement(job.plan, metrics)}</div>'
+
+
+def summaryRows(metrics: JobMetrics) -> list[tuple[str, str]]:
+    """Return a job's figures in a few rows: its time, the items its sources read and its sinks
+    got, the bytes shuffled; a stream job's micro-batches and last snapshot."""
+    destinations = {edge.destName for edge in metrics.edges}
+    sources = {edge.sourceName for edge in metrics.edges}
+    rows = [
+        ("Time", f"{metrics.seconds:.2f} s"),
+        ("Items read", f"{sum(v.itemsOut for v in metrics.vertices if v.name not in destinations):,}"),
+        ("Items written", f"{sum(v.itemsIn for v in metrics.vertices if v.name not in sources):,}"),
+        ("Shuffled", counted(sum(edge.shuffleBytes or 0 for edge in metrics.edges), "byte")),
+    ]
+    if metrics.microBatches:
+        rows.append(("Micro-batches", metrics.microBatchLine()))
+    if metrics.lastSnapshot is not None:
+        rows.append(("Last snapshot", metrics.lastSnapshot.describe()))
+    return rows
+
+
+def failureOf(job) -> str:
+    """Return the error that failed ``job`` (a FAILED job's ``join()`` raises it at once)."""
+    try:
+        job.join()
+    except BaseException as error:  # a cancelled job's is a CancelledError
+        return f"{type(error).__name__}: {error}"
+    return ""
+
+
+def svgElement(planned: Plan, metrics: JobMetrics | None) -> str:
+    """Return the plan's picture as an ``<svg>`` element to put in HTML, or a note without ``dot``."""
+    try:
+        svg = planSvg(planned, metrics)
+    except graphviz.ExecutableNotFound:
+        return f"<p>{html.escape(NO_DOT)}</p>"
+    return svg[svg.index("<svg"):]
+
+
+class NotebookProgress:
+    """A line of HTML in the output of the notebook cell waiting for ``jobs``, updated in place
+    with their progress (see planner/progress.py) and, at the end, how they ended."""
+
+    def __init__(self, jobs: Sequence) -> None:
+        from sparkjet.planner.progress import JobsProgress  # progress.py chooses this view
+
+        self._progress = JobsProgress(jobs)
+        self._handle = None
+
+    def poll(self) -> None:
+        """Show the jobs' progress now."""
+        self._show(self._progress.text())
+
+    def __enter__(self) -> "NotebookProgress":
+        from IPython.display import display
+
+        self._handle = display(progressBundle(""), raw=True, display_id=True)
+        return self
+
+    def __exit__(self, kind, error, traceback) -> None:
+        self._show(self._progress.endedText(interrupted=kind is not None and issubclass(kind, KeyboardInterrupt)))
+
+    def _show(self, text: str) -> None:
+        self._handle.update(progressBundle(text), raw=True)
+
+
+def progressBundle(text: str) -> dict[str, str]:
+    """Return the progress line as the notebook shows it: HTML, and text elsewhere."""
+    return {"text/html": f'<div class="sparkjet-progress" style="font-family: monospace">{html.escape(text)}</div>', "text/plain": text}
