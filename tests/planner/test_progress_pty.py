@@ -75,7 +75,8 @@ def runOnTerminal(script, timeout: float = 240.0) -> str:
                 break
     finally:
         os.close(control)
-        process.kill() if process.poll() is None else None
+        if process.poll() is None:
+            process.kill()
         process.wait()
     assert process.returncode == 0, written.decode(errors="replace")
     return written.decode().replace("\r\n", "\n")
