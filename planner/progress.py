@@ -67,7 +67,7 @@ def streamProgressText(metrics: JobMetrics, nowMillis: int) -> str:
     batches = len(metrics.microBatches)
     read = sum(batch.itemsRead for batch in metrics.microBatches)
     noun = "micro-batch" if batches == 1 else "micro-batches"
-    text = f"{metrics.jobName}: {batches:,} {noun} · {read:,} items read"
+    text = f"{metrics.jobName}: {batches:,} {noun} · {counted(read, 'item')} read"
     watermarks = [vertex.watermark for vertex in metrics.vertices if vertex.watermark is not None]
     if watermarks:
         watermark = min(watermarks)

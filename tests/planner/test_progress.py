@@ -205,6 +205,8 @@ def test_a_stream_jobs_text_says_its_micro_batches_items_and_watermark():
     )
     assert streamProgressText(streamMetrics(97_000), now) == "job-7: 2 micro-batches · 3 items read · watermark 97,000"
     assert streamProgressText(streamMetrics(None), now) == "job-7: 2 micro-batches · 3 items read"
+    one = JobMetrics("job-8", 1.0, (), (), (MicroBatchMetrics(0, 1.0, 1),))
+    assert streamProgressText(one, now) == "job-8: 1 micro-batch · 1 item read"
 
 
 @pytest.mark.spark
