@@ -4,9 +4,10 @@ running job's progress in the cell that waits for it.
 A Pipeline and a Plan show as the plan's picture (SVG), a Job as a small table of its status
 and figures with the picture of its plan (with its figures once it ran), JobMetrics as tables
 (coredag/model/metrics.py draws them). The pipeline never imports the planner, so it cannot
-draw its plan itself: ``Pipeline.notebookDisplay`` is the function it calls, which the planner
-sets to ``pipelineBundle`` when it is imported (``import sparkjet`` imports both). IPython is
-optional: this module imports it only when a notebook's kernel runs, where it is there.
+draw its plan itself: ``Pipeline.notebookDisplay`` is the function it calls, which
+planner/planning.py sets, when the planner is imported (``import sparkjet`` imports both), to one
+calling ``pipelineBundle``. IPython is optional: this module imports it only inside a running
+kernel, which has it.
 """
 
 import html
