@@ -1,5 +1,6 @@
 """Shared fixtures: one SparkSession for the whole test session, and the bundled corpus."""
 
+import os
 import pathlib
 import re
 import sys
@@ -15,6 +16,10 @@ settings.load_profile("sparkjet")
 PROJECT = pathlib.Path(__file__).resolve().parent.parent
 CORPUS = PROJECT / "tutorials" / "data" / "tinyshakespeare.txt"
 APP_NAME = "sparkjet-tests"
+
+# The sessions of the tests (the shared one, and those their scripts start) go without Spark's web
+# UI: quicker to start, and no port taken; tests/planner/test_spark_ui.py turns it on in its own.
+os.environ.setdefault("SPARKJET_UI", "0")
 
 
 def here() -> int:

@@ -24,7 +24,7 @@ from sparkjet.coredag.runtime.terminal_outputs import abortOutputs, outputDirect
 
 __all__ = [
     "SMALL_JOB_BYTES", "JobControl", "JobOutcome", "MicroBatch", "ProcessorState", "StageInfo", "executeDag",
-    "physicalPlanOn", "runningStages",
+    "physicalPlanOn", "runningStages", "sparkJobDescription",
 ]
 
 
@@ -76,9 +76,14 @@ def executeDag(
     if control.cancelled:
         raise control.cancellation()
     sc.setJobGroup(control.group, f"sparkjet job '{jobName}'", interruptOnCancel=False)
+
+    def describedVertexRdd(name: str):
+        sc.setJobDescription(sparkJobDescription(jobName, name, microBatch))
+        return builder.vertexRdd(name)
+
     try:
         with control.watching(sc):
-            lists, dataFrames = runTerminalVertices(spark, dag, builder.vertexRdd, outputs)
+            lists, dataFrames = runTerminalVertices(spark, dag, describedVertexRdd, outputs)
         for output in outputs.values():
             output.commit()
     except Exception as error:
@@ -91,6 +96,13 @@ def executeDag(
     metrics = JobMetrics.of(jobName, seconds, dag, counts.value, plan.shuffledEdges())
     byVertex = _byVertex(states.value) if states is not None else {}
     return JobOutcome(lists, dataFrames, metrics, plan, byVertex, counts.value)
+
+
+def sparkJobDescription(jobName: str, vertexName: str, microBatch: MicroBatch | None = None) -> str:
+    """Return the description of the Spark jobs that compute vertex ``vertexName`` (those Spark
+    runs to build its RDD too), as Spark's UI lists them: in Jet's terms, job and vertex."""
+    batch = f", micro-batch {microBatch.batchId}" if microBatch is not None else ""
+    return f"sparkjet job '{jobName}'{batch}: vertex '{vertexName}'"
 
 
 def _byVertex(states: dict[tuple[str, int], ProcessorState]) -> dict[str, dict[int, ProcessorState]]:

@@ -24,6 +24,12 @@ TASK_ATTEMPTS = 4
 
 DEFAULT_MASTER = "local[*]"
 
+UI_VARIABLE = "SPARKJET_UI"
+"""The environment variable that turns Spark's web UI off in the sessions sparkjet starts:
+``0``, ``false``, ``no`` or ``off`` (``Jet(ui=...)`` overrides it)."""
+
+_OFF = frozenset({"0", "false", "no", "off"})
+
 WORKER_DAEMON = "sparkjet.coredag.runtime.worker_daemon"
 """The daemon of sparkjet's Python workers (``spark.python.daemon.module``), where they can
 import sparkjet when they start: always on a local master, and on another one where sparkjet is
@@ -62,14 +68,24 @@ def underSparkSubmit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
-def embeddedSession(master: str | None = None, appName: str = "sparkjet") -> SparkSession:
+def uiWanted(ui: bool | None = None) -> bool:
+    """Whether a session sparkjet starts shows Spark's web UI: ``ui`` if given, else yes unless
+    ``SPARKJET_UI`` turns it off."""
+    if ui is not None:
+        return ui
+    return os.environ.get(UI_VARIABLE, "").strip().lower() not in _OFF
+
+
+def embeddedSession(master: str | None = None, appName: str = "sparkjet", ui: bool | None = None) -> SparkSession:
     """Return the active SparkSession, or start one.
 
     Under spark-submit, the session has every setting spark-submit gave (master, name,
     ``--conf``, ``--py-files``, the UI); sparkjet only adds what it needs and the user did not
-    set. On a local master its Python workers run this interpreter with this ``sys.path`` and
-    import PySpark compiled (see sparkjet.coredag.runtime.worker_daemon), and failed tasks are
-    retried (see ``retryingMaster``). On any other master the workers need nothing installed:
+    set. Outside spark-submit, the session shows Spark's web UI unless ``ui`` (see ``uiWanted``)
+    or a ``spark.ui.enabled`` of the user's says not; where it has one, its address is said once
+    on stderr. On a local master its Python workers run this interpreter with this ``sys.path``
+    and import PySpark compiled (see sparkjet.coredag.runtime.worker_daemon), and failed tasks
+    are retried (see ``retryingMaster``). On any other master the workers need nothing installed:
     sparkjet ships itself (see ``readyForSparkjet``). A ``master`` other than the running
     session's, or spark-submit's, is a SessionError.
     """
@@ -83,11 +99,21 @@ def embeddedSession(master: str | None = None, appName: str = "sparkjet") -> Spa
         _checkMaster(master, submitted, "spark-submit set --master")
     conf.set("spark.master", retryingMaster(submitted or master or DEFAULT_MASTER))
     conf.setIfMissing("spark.app.name", appName)
-    settings = _sparkjetSettings(started=submitted is None, master=conf.get("spark.master"))
+    showsUi = underSparkSubmit() or uiWanted(ui)
+    settings = _sparkjetSettings(started=submitted is None, master=conf.get("spark.master"), ui=showsUi)
     _addShippedZipToExecutorPath(conf)
     for key, value in settings.items():
         conf.setIfMissing(key, value)
-    return readyForSparkjet(SparkSession.builder.config(conf=conf).getOrCreate())
+    session = SparkSession.builder.config(conf=conf).getOrCreate()
+    announceUi(session.sparkContext)
+    return readyForSparkjet(session)
+
+
+def announceUi(sc: SparkContext) -> None:
+    """Say where the web UI of ``sc`` is, as PySpark's shell does (nothing if it has none): its
+    real address, the port Spark took when 4040 was in use."""
+    if sc.uiWebUrl:
+        print(f"Spark UI: {sc.uiWebUrl}", file=sys.stderr, flush=True)
 
 
 def readyForSparkjet(session: SparkSession) -> SparkSession:
@@ -105,9 +131,10 @@ def _submittedConf() -> SparkConf:
     return SparkConf()
 
 
-def _sparkjetSettings(started: bool, master: str) -> dict[str, str]:
+def _sparkjetSettings(started: bool, master: str, ui: bool = True) -> dict[str, str]:
     """Return the settings sparkjet adds where the user set none; ``started``: sparkjet starts
-    the JVM itself (not spark-submit), so it also quiets the JVM's log and Spark's UI.
+    the JVM itself (not spark-submit), so it also quiets the JVM's log. Without ``ui``, Spark's
+    UI is turned off (with it, nothing is set: Spark's default, on, or the user's setting counts).
 
     On a local master, Python workers get this process's ``sys.path`` and sparkjet's worker
     daemon. On any other master their path is the zip shipped to them alone, under its file name
@@ -129,8 +156,9 @@ def _sparkjetSettings(started: bool, master: str) -> dict[str, str]:
         settings["spark.executorEnv.PYTHONPATH"] = shipped.zipPath.name
         if not shipped.shipsSparkjet:
             del settings["spark.python.daemon.module"]
-    if started:
+    if not ui:
         settings["spark.ui.enabled"] = "false"
+    if started:
         settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{_LOG4J2}"
     return settings
 
@@ -193,12 +221,12 @@ class SharedSessions:
         self._users: collections.Counter = collections.Counter()
         self._started: set[int] = set()
 
-    def take(self, master: str | None) -> SparkSession:
+    def take(self, master: str | None, ui: bool | None = None) -> SparkSession:
         """Return the session to run on (see ``embeddedSession``), counting one more user."""
         with self._lock:
             startsOne = activeSession() is None
             with interruptsHeld():
-                session = embeddedSession(master)
+                session = embeddedSession(master, ui=ui)
             key = id(session.sparkContext)
             if startsOne:
                 self._started.add(key)
@@ -215,7 +243,22 @@ class SharedSessions:
             del self._users[key]
             if key in self._started:
                 self._started.discard(key)
-                session.stop()
+                stopSession(session)
+
+
+def stopSession(session: SparkSession) -> None:
+    """Stop ``session`` without waiting for PySpark's accumulator server to notice: it polls
+    once a second, so ``stop()`` waited for it, 0.85 s in the median (benchmarks/startup.py); its
+    thread now ends in the background (no Spark job sends it updates once the context stopped)."""
+    sc = session.sparkContext
+    server = getattr(sc, "_accumulatorServer", None)
+    if server is not None:
+        sc._accumulatorServer = None
+    try:
+        session.stop()
+    finally:
+        if server is not None:
+            threading.Thread(target=server.shutdown, name="sparkjet-accumulator-stop", daemon=True).start()
 
 
 sharedSessions = SharedSessions()

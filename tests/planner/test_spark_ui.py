@@ -1,0 +1,132 @@
+"""Spark's web UI in the sessions sparkjet starts: on unless turned off, its address said once on
+stderr, its Spark jobs named after the sparkjet job and vertex; reachable on 127.0.0.1 while a
+job runs. Spark runs one session per process, so the session with a UI runs in a script."""
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import urllib.request
+
+import pytest
+
+from sparkjet.coredag.runtime import session
+from sparkjet.coredag.runtime.execution import sparkJobDescription
+from sparkjet.coredag.runtime.micro_batch import MicroBatch
+from sparkjet.planner import Jet
+from tests.conftest import PROJECT
+
+SCRIPT = textwrap.dedent(
+    """
+    import os, sys, time
+    from sparkjet.pipeline import Pipeline, Sinks, Sources
+    from sparkjet.planner import Jet
+
+    released = sys.argv[1]
+
+    def waiting(n):
+        while not os.path.exists(released):
+            time.sleep(0.05)
+        return n
+
+    p = Pipeline.create()
+    p.readFrom(Sources.items(range(4))).map(waiting).writeTo(Sinks.list("out"))
+    jet = Jet(master="local[2]")
+    jet.newJob(p, name="ui-check").join()
+    jet.newJob(p, name="second-job").join()
+    print("items", sorted(jet.getList("out")), flush=True)
+    jet.shutdown()
+    os.environ["SPARKJET_UI"] = "off"
+    quiet = Jet(master="local[2]")
+    print("second session's UI:", quiet.spark().sparkContext.uiWebUrl, flush=True)
+    quiet.shutdown()
+    """
+)
+
+UI_LINE = re.compile(r"Spark UI: (http://[^:/\s]+:(\d+))$")
+
+
+def test_a_started_session_shows_the_ui_says_where_once_and_names_spark_jobs_in_jets_terms(tmp_path):
+    script, released = tmp_path / "ui.py", tmp_path / "released"
+    script.write_text(SCRIPT)
+    environment = {k: v for k, v in os.environ.items() if k != session.UI_VARIABLE}
+    process = subprocess.Popen(
+        [sys.executable, str(script), str(released)], cwd=PROJECT, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**environment, "PYTHONPATH": str(PROJECT)},
+    )
+    watchdog = threading.Timer(300, process.kill)
+    watchdog.start()
+    try:
+        seen = []
+        for line in iter(process.stderr.readline, ""):
+            seen.append(line.rstrip("\n"))
+            if UI_LINE.fullmatch(seen[-1]):
+                break
+        assert seen and UI_LINE.fullmatch(seen[-1]), "no 'Spark UI:' line on stderr:\n" + "\n".join(seen)
+        port = UI_LINE.fullmatch(seen[-1]).group(2)
+        jobsPageNaming(f"http://127.0.0.1:{port}/jobs/", "sparkjet job 'ui-check': vertex 'listSink(out)'", within=120)
+        released.touch()
+        stdout, stderr = process.communicate(timeout=240)
+    finally:
+        watchdog.cancel()
+        released.touch()
+    assert process.returncode == 0, stderr
+    assert "items [0, 0, 1, 1, 2, 2, 3, 3]" in stdout
+    assert "second session's UI: None" in stdout, "SPARKJET_UI=off starts a session without the UI"
+    assert [line for line in seen + stderr.splitlines() if "Spark UI" in line] == [seen[-1]], "said once"
+
+
+def jobsPageNaming(url: str, description: str, within: float) -> None:
+    """Wait until the UI's jobs page lists a Spark job of ``description`` (each answer 200 OK)."""
+    deadline = time.monotonic() + within
+    while True:
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            assert answer.status == 200
+            page = answer.read().decode("utf-8", "replace")
+        if f'<span class="description-input">{description}</span>' in page:
+            return
+        assert time.monotonic() < deadline, f"no Spark job described as {description!r}:\n" + "\n".join(
+            line for line in page.splitlines() if "description-input" in line
+        )
+        time.sleep(0.5)
+
+
+@pytest.mark.parametrize("ui, setting", [(True, None), (False, "false")])
+def test_a_session_turns_the_ui_off_only_when_asked(ui, setting):
+    settings = session._sparkjetSettings(started=True, master="local[2]", ui=ui)
+    assert settings.get("spark.ui.enabled") == setting  # on: Spark's default, or the user's spark.ui.enabled
+
+
+@pytest.mark.parametrize("value, wanted", [(None, True), ("1", True), ("0", False), ("off", False), (" False ", False)])
+def test_sparkjet_ui_in_the_environment_turns_the_ui_off(monkeypatch, value, wanted):
+    monkeypatch.delenv(session.UI_VARIABLE, raising=False)
+    if value is not None:
+        monkeypatch.setenv(session.UI_VARIABLE, value)
+    assert session.uiWanted() is wanted
+    assert session.uiWanted(True) is True and session.uiWanted(False) is False, "Jet(ui=...) wins"
+
+
+def test_jet_passes_ui_to_the_session_it_takes(monkeypatch):
+    taken = []
+    monkeypatch.setattr(session.sharedSessions, "take", lambda master, ui: taken.append(ui) or "a session")
+    monkeypatch.setattr(session, "readyForSparkjet", lambda spark: spark)
+    assert Jet(master="local[1]", ui=False).spark() == "a session"
+    assert taken == [False]
+
+
+def test_a_given_session_keeps_its_own_ui():
+    with pytest.raises(ValueError) as raised:
+        Jet(spark=object(), ui=False)
+    assert str(raised.value) == (
+        "Jet: pass either spark (a SparkSession) or ui, not both: ui is for a session Jet starts, "
+        "a given one keeps its own UI (spark.ui.enabled)"
+    )
+
+
+def test_spark_jobs_are_described_by_sparkjet_job_and_vertex():
+    assert sparkJobDescription("word-count", "listSink(counts)") == "sparkjet job 'word-count': vertex 'listSink(counts)'"
+    batch = MicroBatch(batchId=3, rows=None, restored={})
+    assert sparkJobDescription("clicks", "map", batch) == "sparkjet job 'clicks', micro-batch 3: vertex 'map'"
