@@ -29,6 +29,8 @@ if TYPE_CHECKING:  # sparkjet.coredag.runtime.execution imports pyspark, which p
     from sparkjet.coredag.runtime.execution import JobControl
     from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
     from sparkjet.planner.assertions import JobAssertions
+    from sparkjet.planner.exported_snapshot import JobStateSnapshot
+    from sparkjet.planner.stream_job import StreamJob
 
 
 MASTER_VARIABLE = "SPARKJET_MASTER"
@@ -81,7 +83,7 @@ class Job:
     def __init__(
         self, name: str, plan: Plan, future: concurrent.futures.Future,
         control: "JobControl | None" = None, liveMetrics: Callable[[], JobMetrics] | None = None,
-        suspension: Suspension | None = None,
+        suspension: Suspension | None = None, stream: "StreamJob | None" = None,
     ) -> None:
         self.name = name
         self.plan = plan
@@ -89,6 +91,7 @@ class Job:
         self._control = control
         self._liveMetrics = liveMetrics
         self._suspension = suspension
+        self._stream = stream
 
     def getName(self) -> str:
         """Return the job's name."""
@@ -116,8 +119,22 @@ class Job:
 
     def join(self) -> None:
         """Wait until the job completes; raise the error that failed it (CancelledError if
-        ``cancel()`` stopped it, Interrupted if Ctrl-C did)."""
-        self._result()
+        ``cancel()`` stopped it, Interrupted if Ctrl-C did). While it waits, the job's progress
+        shows on a terminal's stderr or in a notebook (see planner/progress.py)."""
+        if self._future.done():
+            self._result()
+            return
+        from sparkjet.planner.progress import showingProgress  # imports pyspark, which planning never needs
+
+        with showingProgress([self]):
+            self._result()
+
+    def _repr_html_(self) -> str:
+        """Return the notebook's display of the job: its status and figures, its plan's picture
+        (see planner/notebook.py)."""
+        from sparkjet.planner.notebook import jobHtml  # it imports this module
+
+        return jobHtml(self)
 
     def _result(self) -> JobMetrics | None:
         """Return the job's metrics once it completes. sparkjet's own errors say what and where
@@ -162,6 +179,23 @@ class Job:
         """Stop the stream job and go on at once from its last snapshot (Jet's ``Job.restart()``)."""
         self._suspensionOf("restart").restart()
 
+    def exportSnapshot(self, name: str) -> "JobStateSnapshot":
+        """Export the stream job's state after its last micro-batch as snapshot ``name`` (one
+        of that name is replaced), and go on running; ``JobConfig.setInitialSnapshotName(name)``
+        starts a new job from it (Jet's ``Job.exportSnapshot``). A suspended job exports the
+        snapshot it stopped at."""
+        return self._streamOf("exportSnapshot").exportSnapshot(name)
+
+    def cancelAndExportSnapshot(self, name: str) -> "JobStateSnapshot":
+        """Export the stream job's state as snapshot ``name``, then cancel it, no micro-batch
+        running in between (Jet's ``Job.cancelAndExportSnapshot``)."""
+        return self._streamOf("cancelAndExportSnapshot").exportSnapshot(name, cancelling=True)
+
+    def _streamOf(self, method: str) -> "StreamJob":
+        if self._stream is None:
+            raise JobError(f"Job '{self.name}': {method}() is for stream jobs; a batch job has no snapshot")
+        return self._stream
+
     def _suspensionOf(self, method: str) -> Suspension:
         if self._suspension is None:
             raise JobError(
@@ -200,16 +234,23 @@ class Job:
 
 
 class Jet:
-    """Runs jobs on Spark: an embedded local session by default, or a given one or master."""
+    """Runs jobs on Spark: an embedded local session by default, or a given one or master;
+    ``ui=False`` (or SPARKJET_UI=0) starts it without Spark's web UI."""
 
     _jobNumbers = itertools.count(1)
 
-    def __init__(self, spark=None, master: str | None = None) -> None:
+    def __init__(self, spark=None, master: str | None = None, ui: bool | None = None) -> None:
         if spark is not None and master is not None:
             raise ValueError("Jet: pass either spark (a SparkSession) or master (a URL), not both")
+        if spark is not None and ui is not None:
+            raise ValueError(
+                "Jet: pass either spark (a SparkSession) or ui, not both: ui is for a session Jet starts, "
+                "a given one keeps its own UI (spark.ui.enabled)"
+            )
         self._spark = spark
         self._sharesSpark = False
         self._master = master or os.environ.get(MASTER_VARIABLE) or None
+        self._ui = ui
         self._lists: dict[str, list] = {}
         self._dataFrames: dict[str, object] = {}
         self._running: set[str] = set()
@@ -231,7 +272,7 @@ class Jet:
                 sharedSessions.release(self._spark)
                 self._spark, self._sharesSpark = None, False
             if self._spark is None:
-                self._spark = sharedSessions.take(self._master)
+                self._spark = sharedSessions.take(self._master, self._ui)
                 self._sharesSpark = True
             return readyForSparkjet(self._spark)
 
@@ -262,17 +303,28 @@ class Jet:
             checkStreamSinks,
             notExactlyOnce,
             resumingOutputs,
+            startingSnapshot,
             streamSources,
         )
 
-        checkpoint = None
+        checkpoint = initial = None
         if streamSources(planned.dag):
             checkStreamSinks(planned.dag)
             if config.getProcessingGuarantee() is ProcessingGuarantee.EXACTLY_ONCE:
                 warnNotExactlyOnce(jobName, notExactlyOnce(planned.dag))
+            claimed: set[str] = set()
+            if config.getInitialSnapshotName() is not None:
+                initial = startingSnapshot(config.getInitialSnapshotName(), jobName, planned.dag)
+                claimed = StreamCheckpoint(initial.directory).claimedOutputs()
             if config.getProcessingGuarantee() is not ProcessingGuarantee.NONE:
                 checkpoint = StreamCheckpoint(config.checkpointLocation(jobName))
-                planned = attrs.evolve(planned, dag=resumingOutputs(planned.dag, checkpoint.claimedOutputs()))
+                claimed |= checkpoint.claimedOutputs()
+            planned = attrs.evolve(planned, dag=resumingOutputs(planned.dag, claimed))
+        elif config.getInitialSnapshotName() is not None:
+            raise JobError(
+                f"Job '{jobName}': setInitialSnapshotName('{config.getInitialSnapshotName()}') is for stream "
+                "jobs; this one reads no stream, so it has no state to start from"
+            )
         dag = preflightDag(planned.dag)
         interruptCancelsJobs.install()
         spark = self.spark()
@@ -288,13 +340,13 @@ class Jet:
                 stream = StreamJob(
                     lambda suspension, claimed: StreamRun(
                         spark, resumingOutputs(dag, claimed), planned.physical, jobName, control,
-                        self._publishLists, assertions, checkpoint, suspension,
+                        self._publishLists, assertions, checkpoint, suspension, initial,
                     ),
                     control,
                 )
                 running = self._executor.submit(self._finally, stream.run, jobName, control)
                 suspension = stream.suspension if checkpoint is not None else None
-                return Job(jobName, planned, running, control, stream.metrics, suspension)
+                return Job(jobName, planned, running, control, stream.metrics, suspension, stream)
             batch = functools.partial(self._runBatch, spark, dag, planned.physical, jobName, control, assertions)
             return Job(jobName, planned, self._executor.submit(self._finally, batch, jobName, control), control)
         except BaseException:
@@ -345,6 +397,12 @@ class Jet:
         with self._lock:
             self._running.discard(jobName)
         interruptCancelsJobs.discard(control)
+
+    def getJobStateSnapshot(self, name: str) -> "JobStateSnapshot":
+        """Return the snapshot exported under ``name`` (Jet's ``getJobStateSnapshot``)."""
+        from sparkjet.planner.exported_snapshot import loadSnapshot
+
+        return loadSnapshot(name)
 
     def getList(self, name: str) -> list:
         """Return the list that jobs' ``Sinks.list(name)`` appended to (empty if none did)."""

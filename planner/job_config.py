@@ -1,5 +1,5 @@
 """Jet's ``JobConfig`` and ``ProcessingGuarantee``: a job's name, the guarantee its stream keeps
-across a restart, and where its checkpoint lives.
+across a restart, where its checkpoint lives and the exported snapshot it starts from.
 
 Unlike sparkjet's values, a ``JobConfig`` is mutable, as Jet's is: Jet's users write
 ``config.setProcessingGuarantee(...)`` and expect the config changed."""
@@ -12,6 +12,16 @@ STATE_DIRECTORY_VARIABLE = "SPARKJET_STATE_DIR"
 """The environment variable naming the directory of jobs' default checkpoints (else ~/.sparkjet/state)."""
 
 
+def stateRoot() -> str:
+    """Return the directory of sparkjet's state: ``$SPARKJET_STATE_DIR``, else ``~/.sparkjet/state``."""
+    return os.environ.get(STATE_DIRECTORY_VARIABLE) or os.path.join(os.path.expanduser("~"), ".sparkjet", "state")
+
+
+def fileName(name: str) -> str:
+    """Return ``name`` as one directory name (characters other than letters, digits, ``_.-`` as ``_``)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+
+
 class ProcessingGuarantee(enum.Enum):
     """What a stream job guarantees across a restart (Jet's ``ProcessingGuarantee``)."""
 
@@ -21,13 +31,14 @@ class ProcessingGuarantee(enum.Enum):
 
 
 class JobConfig:
-    """A job's name, processing guarantee, snapshot interval and checkpoint location."""
+    """A job's name, processing guarantee, snapshot interval, checkpoint location and initial snapshot."""
 
     def __init__(self) -> None:
         self._name: str | None = None
         self._guarantee = ProcessingGuarantee.NONE
         self._snapshotIntervalMillis = 10_000
         self._checkpointLocation: str | None = None
+        self._initialSnapshotName: str | None = None
 
     def setName(self, name: str) -> "JobConfig":
         """Name the job (a restarted stream job finds its checkpoint by it)."""
@@ -72,5 +83,15 @@ class JobConfig:
         ``$SPARKJET_STATE_DIR`` (default ``~/.sparkjet/state``)."""
         if self._checkpointLocation is not None:
             return self._checkpointLocation
-        root = os.environ.get(STATE_DIRECTORY_VARIABLE) or os.path.join(os.path.expanduser("~"), ".sparkjet", "state")
-        return os.path.join(root, re.sub(r"[^A-Za-z0-9_.-]", "_", jobName))
+        return os.path.join(stateRoot(), fileName(jobName))
+
+    def setInitialSnapshotName(self, name: str | None) -> "JobConfig":
+        """Start the stream job from the snapshot exported under ``name`` (``Job.exportSnapshot``),
+        also when it runs without a guarantee, as in Jet; a restart before its own first
+        snapshot starts from it again."""
+        self._initialSnapshotName = name
+        return self
+
+    def getInitialSnapshotName(self) -> str | None:
+        """Return the name of the exported snapshot the job starts from, None if unset."""
+        return self._initialSnapshotName

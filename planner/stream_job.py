@@ -2,11 +2,11 @@
 each processor starting from the state it saved at the end of the previous micro-batch."""
 
 import functools
-import re
 import shutil
 import tempfile
 import threading
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable
 
@@ -22,6 +22,15 @@ from sparkjet.coredag.runtime.processor_state import vertexWatermarks
 from sparkjet.coredag.runtime.terminal_outputs import outputDirectories, terminalOutputOf
 from sparkjet.planner.assertions import JobAssertions
 from sparkjet.planner.checkpoint import StreamCheckpoint
+from sparkjet.planner.exported_snapshot import (
+    JobStateSnapshot,
+    SnapshotError,
+    checkCompatible,
+    exportSnapshot,
+    loadSnapshot,
+    seedCheckpoint,
+)
+from sparkjet.planner.job_config import fileName
 from sparkjet.planner.suspension import Suspension
 
 TRIGGER_MILLIS = 1000
@@ -107,6 +116,20 @@ def resumingOutputs(dag: DAG, claimed: set[str]) -> DAG:
     return dag.withVertices(resuming)
 
 
+def startingSnapshot(name: str, jobName: str, dag: DAG) -> JobStateSnapshot:
+    """Return the exported snapshot ``name`` job ``jobName`` starts from, checked to fit its
+    ``dag``; the state of vertices it no longer has is dropped with a warning."""
+    snapshot = loadSnapshot(name)
+    dropped = checkCompatible(snapshot, jobName, dag, len(streamSources(dag)))
+    if dropped:
+        warnings.warn(
+            f"Job '{jobName}' starts from snapshot '{name}' without the state of {', '.join(map(repr, dropped))}: "
+            "this job has no vertex of that name",
+            stacklevel=3,
+        )
+    return snapshot
+
+
 class StreamRun:
     """Runs a stream job's ``dag`` on a streaming query until its stream ends (a finite stream:
     then a last run completes every processor) or the job is cancelled; ``publish`` gets the
@@ -122,6 +145,7 @@ class StreamRun:
         self, spark, dag: DAG, physical: PhysicalPlan, jobName: str, control: JobControl,
         publish: Callable[[dict[str, list]], None], assertions: JobAssertions,
         checkpoint: StreamCheckpoint | None = None, suspension: Suspension | None = None,
+        initialSnapshot: JobStateSnapshot | None = None,
     ) -> None:
         self._spark, self._dag, self._physical = spark, dag, physical
         self._suspension = suspension or Suspension()
@@ -131,10 +155,14 @@ class StreamRun:
         """Whether the run stopped because the job was suspended or restarted."""
         self._jobName, self._control, self._publish = jobName, control, publish
         self._assertions, self._keptCheckpoint = assertions, checkpoint
+        self._initialSnapshot = initialSnapshot
         self._checkpoint: StreamCheckpoint | None = None
+        self._exportable = threading.Event()
+        """Set once the stream runs; cleared when the run ends, unless it was suspended."""
         self._lastBatch = -1
+        self._ended = False
         self._lastSnapshot: SnapshotMetrics | None = None
-        self._started = time.perf_counter()
+        self._startedAt = time.perf_counter()
         self._lock = threading.Lock()
         self._microBatches: list[MicroBatchMetrics] = []
         self._states: dict = {}
@@ -150,10 +178,12 @@ class StreamRun:
     def run(self) -> JobMetrics:
         """Run the job to its end; return its figures over every micro-batch. A files sink's
         directory is claimed first; a failed job removes it if no micro-batch wrote to it."""
-        temporary = re.sub(r"[^A-Za-z0-9_.-]", "_", self._jobName)
+        temporary = fileName(self._jobName)
         checkpoint = self._keptCheckpoint or StreamCheckpoint(tempfile.mkdtemp(prefix=f"sparkjet-{temporary}-"))
         self._checkpoint, feeders, ended = checkpoint, [], False
         try:
+            if self._initialSnapshot is not None and checkpoint.lastCommittedBatch() is None:
+                seedCheckpoint(self._initialSnapshot, checkpoint, self._jobName)
             self._states = checkpoint.restoredStates()
             self._lastBatch = _orDefault(checkpoint.lastCommittedBatch(), -1)
             for output in self._outputs.values():
@@ -162,6 +192,7 @@ class StreamRun:
                 checkpoint.recordClaims([output.directory for output in self._outputs.values()])
             feeders = self._startFeeders(checkpoint)
             query = self._startQuery(checkpoint)
+            self._exportable.set()
             self._awaitEnd(query, feeders)
             if self.suspended:
                 return self.metrics()
@@ -179,9 +210,31 @@ class StreamRun:
                 feeder.stop()
             for rdd in self._staticOutputs.values():
                 rdd.unpersist()
-            if ended or self._keptCheckpoint is None:
-                shutil.rmtree(checkpoint.directory, ignore_errors=True)
+            with self._microBatchRunning:
+                self._ended = not self.suspended
+                if self._ended:
+                    self._exportable.clear()
+                if ended or self._keptCheckpoint is None:
+                    shutil.rmtree(checkpoint.directory, ignore_errors=True)
         return self.metrics()
+
+    def exportSnapshot(self, name: str, cancelling: bool = False) -> JobStateSnapshot:
+        """Export the state after the last micro-batch (committed first) as snapshot ``name``;
+        ``cancelling``: then cancel the job, no micro-batch running after the export. A job
+        that has not started its stream yet is waited for."""
+        while not self._ended and not self._exportable.wait(POLL_SECONDS):
+            pass
+        with self._microBatchRunning:
+            if not self._exportable.is_set():
+                raise SnapshotError(f"Job '{self._jobName}' has no snapshot to export: it is no longer running")
+            self._stopping = self._stopping or cancelling
+            self._awaitCommitted(self._lastBatch)
+            snapshot = exportSnapshot(
+                name, self._jobName, self._checkpoint, self._states, self._lastBatch, self._dag, len(self._sources)
+            )
+            if cancelling:
+                self._control.cancel()
+            return snapshot
 
     def claimedOutputs(self) -> set[str]:
         """Return the output directories this run claimed (a resumed run goes on writing there)."""
@@ -197,7 +250,7 @@ class StreamRun:
         and late events, every micro-batch run."""
         with self._lock:
             return JobMetrics.of(
-                self._jobName, time.perf_counter() - self._started, self._dag, self._counts,
+                self._jobName, time.perf_counter() - self._startedAt, self._dag, self._counts,
                 self._physical.shuffledEdges(), vertexWatermarks(self._states), tuple(self._microBatches),
                 self._lastSnapshot,
             )
@@ -310,7 +363,7 @@ class StreamRun:
         try:
             query.awaitTermination(POLL_SECONDS)
         except Exception as error:
-            if self._failure is None:
+            if self._failure is None and not self._control.cancelled:
                 raise JobError(f"Job '{self._jobName}': its streaming query failed: {error}") from error
 
 
@@ -341,3 +394,7 @@ class StreamJob:
     def metrics(self) -> JobMetrics:
         """Return the current run's figures."""
         return self._current.metrics()
+
+    def exportSnapshot(self, name: str, cancelling: bool = False) -> JobStateSnapshot:
+        """Export the current run's state as snapshot ``name`` (see ``StreamRun.exportSnapshot``)."""
+        return self._current.exportSnapshot(name, cancelling)

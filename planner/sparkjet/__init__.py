@@ -48,6 +48,7 @@ from sparkjet.pipeline import (
     wholeItem,
 )
 from sparkjet.planner import Jet, Job, PlanningError, plan
+from sparkjet.planner.exported_snapshot import JobStateSnapshot, SnapshotError
 from sparkjet.planner.job_config import JobConfig, ProcessingGuarantee
 
 __all__ = [
@@ -69,6 +70,7 @@ __all__ = [
     "Job",
     "JobError",
     "JobConfig",
+    "JobStateSnapshot",
     "JoinClause",
     "Outbox",
     "OutputError",
@@ -84,6 +86,7 @@ __all__ = [
     "ServiceFactories",
     "ServiceFactory",
     "SessionError",
+    "SnapshotError",
     "Sinks",
     "SourceBuilder",
     "Sources",

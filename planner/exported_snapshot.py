@@ -1,0 +1,162 @@
+"""Exported snapshots (Jet's ``Job.exportSnapshot`` and ``JobConfig.setInitialSnapshotName``):
+a stream job's state at the end of a committed micro-batch, copied out of its checkpoint under a
+name and kept until destroyed, so that a new job, a new version of the pipeline say, starts
+where the old one was. What is copied: Spark's query checkpoint (where each source was read up
+to), the processors' states by vertex name, the files of sources sparkjet feeds and the output
+directories the job claimed.
+
+A new job takes a vertex's state where it has a vertex of that name running the same kind of
+processor, starts empty a vertex the snapshot has no state for, and drops, with a warning, the
+state of vertices it no longer has (Jet restores by vertex name too); the same name running
+another processor, or another number of stream sources, is an error before anything runs."""
+
+import json
+import logging
+import os
+import pickle
+import shutil
+import uuid
+from collections.abc import Mapping
+
+import attrs
+
+from sparkjet.coredag.errors import JobError
+from sparkjet.coredag.model.dag import DAG
+from sparkjet.coredag.model.event_time_policy import wallClockMillis
+from sparkjet.planner.checkpoint import CLAIMED, QUERY, STATES, StreamCheckpoint
+from sparkjet.planner.job_config import fileName, stateRoot
+
+EXPORTED = "exported-snapshots"
+"""The directory under sparkjet's state directory holding the exported snapshots."""
+DESCRIPTION = "snapshot.json"
+
+logger = logging.getLogger("sparkjet")
+
+
+class SnapshotError(JobError):
+    """A snapshot that cannot be exported, found or started from."""
+
+
+@attrs.frozen
+class JobStateSnapshot:
+    """A snapshot exported under ``snapshotName`` (Jet's ``JobStateSnapshot``): the state of job
+    ``job`` after micro-batch ``batchId``, taken at ``created`` (epoch milliseconds), its states
+    ``size`` bytes; ``processorKinds`` names the processor of each vertex that saved entries,
+    ``sourceCount`` the stream sources the job read."""
+
+    snapshotName: str
+    job: str
+    created: int
+    batchId: int
+    size: int
+    processorKinds: Mapping[str, str]
+    sourceCount: int
+    directory: str
+
+    def name(self) -> str:
+        """Return the snapshot's name."""
+        return self.snapshotName
+
+    def jobName(self) -> str:
+        """Return the name of the job it was exported from."""
+        return self.job
+
+    def creationTime(self) -> int:
+        """Return when it was taken, in epoch milliseconds."""
+        return self.created
+
+    def payloadSize(self) -> int:
+        """Return the size of the processors' states, in bytes."""
+        return self.size
+
+    def destroy(self) -> None:
+        """Remove the snapshot (Jet keeps an exported snapshot until this is called)."""
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def snapshotDirectory(name: str) -> str:
+    """Return the directory of the snapshot exported under ``name``."""
+    return os.path.join(stateRoot(), EXPORTED, fileName(name))
+
+
+def processorKinds(dag: DAG, vertexNames) -> dict[str, str]:
+    """Return the kind of processor each of ``vertexNames`` runs in ``dag`` (its supplier's class)."""
+    from sparkjet.planner.stream_job import unpeeked  # it imports this module
+
+    return {name: type(unpeeked(dag.getVertex(name))).__qualname__ for name in vertexNames}
+
+
+def exportSnapshot(
+    name: str, jobName: str, checkpoint: StreamCheckpoint, states: dict, batchId: int, dag: DAG, sourceCount: int
+) -> JobStateSnapshot:
+    """Copy the job's state after micro-batch ``batchId`` (Spark committed it) out of
+    ``checkpoint`` into the snapshot ``name``, replacing one of that name whole."""
+    directory = snapshotDirectory(name)
+    writing = directory + ".writing"
+    shutil.rmtree(writing, ignore_errors=True)
+    os.makedirs(os.path.join(writing, STATES))
+    if os.path.isdir(checkpoint.queryLocation):
+        shutil.copytree(checkpoint.queryLocation, os.path.join(writing, QUERY))
+    for entry in os.listdir(checkpoint.directory):
+        source = os.path.join(checkpoint.directory, entry)
+        if entry.startswith("source-") and os.path.isdir(source):
+            shutil.copytree(source, os.path.join(writing, entry))
+        elif entry == CLAIMED:
+            shutil.copy2(source, os.path.join(writing, entry))
+    with open(os.path.join(writing, STATES, f"batch-{batchId:09d}.pickle"), "wb") as file:
+        pickle.dump(states, file)
+        size = file.tell()
+    stateful = [vertex for vertex, byIndex in states.items() if any(state.packedEntries for state in byIndex.values())]
+    snapshot = JobStateSnapshot(
+        name, jobName, wallClockMillis(), batchId, size, processorKinds(dag, stateful), sourceCount, directory
+    )
+    with open(os.path.join(writing, DESCRIPTION), "w", encoding="utf-8") as file:
+        json.dump(attrs.asdict(snapshot), file)
+    if os.path.isdir(directory):
+        shutil.rmtree(directory)
+    os.replace(writing, directory)
+    return snapshot
+
+
+def loadSnapshot(name: str) -> JobStateSnapshot:
+    """Return the snapshot exported under ``name``; a missing one is a SnapshotError saying where it looked."""
+    path = os.path.join(snapshotDirectory(name), DESCRIPTION)
+    if not os.path.exists(path):
+        raise SnapshotError(
+            f"No snapshot was exported under the name '{name}' (looked in {os.path.dirname(path)}); "
+            "export one with job.exportSnapshot(name) or job.cancelAndExportSnapshot(name)"
+        )
+    with open(path, encoding="utf-8") as file:
+        return JobStateSnapshot(**json.load(file))
+
+
+def checkCompatible(snapshot: JobStateSnapshot, jobName: str, dag: DAG, sourceCount: int) -> list[str]:
+    """Raise a SnapshotError where job ``jobName`` cannot start from ``snapshot``; return the
+    vertices whose state it drops, having none of that name."""
+    starting = f"Job '{jobName}' cannot start from snapshot '{snapshot.snapshotName}' (of job '{snapshot.job}')"
+    if sourceCount != snapshot.sourceCount:
+        raise SnapshotError(
+            f"{starting}: that job read {snapshot.sourceCount} stream source(s), this one reads {sourceCount}; "
+            "where each source was read up to is kept per source, so the sources must be the same"
+        )
+    names = {vertex.name for vertex in dag.vertices()}
+    kept = [name for name in snapshot.processorKinds if name in names]
+    for name, kind in processorKinds(dag, kept).items():
+        if kind != snapshot.processorKinds[name]:
+            raise SnapshotError(
+                f"{starting}: vertex '{name}' ran a {snapshot.processorKinds[name]} there and runs a {kind} "
+                "here, so its state does not fit; rename the stage (setName) to start it empty"
+            )
+    return sorted(set(snapshot.processorKinds) - names)
+
+
+def seedCheckpoint(snapshot: JobStateSnapshot, checkpoint: StreamCheckpoint, jobName: str) -> None:
+    """Make ``checkpoint`` (of a job that has none yet) a copy of ``snapshot``, its query under
+    a new id (Spark runs one query of an id at a time, and the exporting job may go on)."""
+    shutil.rmtree(checkpoint.directory, ignore_errors=True)
+    shutil.copytree(snapshot.directory, checkpoint.directory, ignore=shutil.ignore_patterns(DESCRIPTION))
+    metadata = os.path.join(checkpoint.queryLocation, "metadata")
+    if os.path.exists(metadata):
+        with open(metadata, "w", encoding="utf-8") as file:
+            json.dump({"id": str(uuid.uuid4())}, file)
+    logger.info("Job '%s' starts from snapshot '%s' of job '%s'", jobName, snapshot.snapshotName, snapshot.job)
