@@ -78,10 +78,11 @@ def _first(pair: tuple) -> object:
 
 class Snapshot:
     """The snapshot entries a processor restores before its input and, if it ``saves``, the
-    ones it saved once its input was consumed (``saved``)."""
+    ones it saved once its input was consumed (``saved``); ``follows``: the processor's previous
+    micro-batch ended with a snapshot, committed since (its second commit phase is due)."""
 
-    def __init__(self, restored: tuple, saves: bool) -> None:
-        self.restored, self.saves = restored, saves
+    def __init__(self, restored: tuple, saves: bool, follows: bool = False) -> None:
+        self.restored, self.saves, self.follows = restored, saves, follows
         self.saved: tuple = ()
 
 
@@ -143,8 +144,12 @@ def runCooperatively(
     Inputs of one priority group may interleave; a group's edges complete before the next
     group's first item is processed. Once the input is consumed, the processor gets the
     watermark ``endOfInput`` gives (the idle message goes straight on, as in Jet). In a stream's
-    micro-batch it first restores the ``snapshot`` entries given and, where it ``saves``, ends by
-    doing its idle work and saving its state instead of completing.
+    micro-batch it first restores the ``snapshot`` entries given and, where the previous
+    micro-batch's snapshot was committed, finishes that commit (``snapshotCommitFinish(True)``,
+    Jet's second phase); where it ``saves``, it ends by doing its idle work, saving its state and
+    preparing its commit (``snapshotCommitPrepare()``, the first phase) instead of completing.
+    A processor instance lives one micro-batch: what it prepared reaches the next one's through
+    the snapshot, as the transaction ids Jet's processors save reach them after a restart.
     """
     processor = spec.processorSupplier()
     capacity = spec.outboxCapacity if processor.isCooperative() else None
@@ -158,6 +163,8 @@ def runCooperatively(
         if snapshot is not None and snapshot.restored:
             loop.guarded(lambda: restoreSnapshot(processor, Inbox(snapshot.restored)))
             yield from loop.repeat(processor.finishSnapshotRestore)
+        if snapshot is not None and snapshot.follows:
+            yield from loop.repeat(lambda: processor.snapshotCommitFinish(True))
         current = 0
         for ordinal, item in taggedItems:
             while groupOf[ordinal] > current:
@@ -219,10 +226,12 @@ class _CooperativeLoop:
                 pending[ordinal] = []
 
     def saveState(self, pending: dict[int, list]) -> Iterator:
-        """Process every pending batch, do the idle work, then save the processor's state."""
+        """Process every pending batch, do the idle work, then save the processor's state and
+        prepare its commit."""
         yield from self.processPending(pending)
         yield from self.repeat(lambda: callIdleHook(self._processor))
         yield from self.repeat(self._processor.saveToSnapshot)
+        yield from self.repeat(self._processor.snapshotCommitPrepare)
 
     def guarded(self, call: Callable) -> object:
         """Return what ``call`` returns; a user function's error names the vertex."""

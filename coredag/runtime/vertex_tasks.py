@@ -30,9 +30,11 @@ def runVertex(
     stream's micro-batch the processor starts from the state it saved in the previous one and
     adds the state it ends with to ``states``."""
     metrics = TaskMetrics()
-    restored = spec.restoredStates.value.get(index, ProcessorState()) if spec.restoredStates else ProcessorState()
+    previous = spec.restoredStates.value.get(index) if spec.restoredStates else None
+    restored = previous or ProcessorState()
     restoredEntries = restored.entries()
-    snapshot = Snapshot(restoredEntries, spec.savesState) if spec.savesState or restoredEntries else None
+    follows = previous is not None
+    snapshot = Snapshot(restoredEntries, spec.savesState, follows) if spec.savesState or follows else None
     batches = (pickle.loads(packet) for _, packet in partition) if packed else partition
     batches = sliced(batches, spec.queueSize)
     inputMarkers = outputWatermarks = None
