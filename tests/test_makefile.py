@@ -1,6 +1,7 @@
 """The README's two commands: `make wordcount` and `make test` run the scripts CI runs, each with
 its own set-up, and only the tests install a browser."""
 
+import os
 import re
 import shutil
 import subprocess
@@ -12,10 +13,21 @@ from tests.conftest import PROJECT
 needsMake = pytest.mark.skipif(shutil.which("make") is None, reason="the README's commands need make: apt-get install make")
 
 
+OUTER_MAKES = frozenset({"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "ARGS"})
+"""What an outer make (``make test ARGS=...``) puts in the environment of the tests it runs."""
+
+
+def make(*arguments: str) -> str:
+    """Return what ``make`` prints for ``arguments``, as a newcomer's shell runs it: not as a
+    sub-make of ``make test`` (whose variables, ARGS among them, would pass on)."""
+    environment = {k: v for k, v in os.environ.items() if k not in OUTER_MAKES}
+    done = subprocess.run(["make", *arguments], cwd=PROJECT, env=environment, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
 def dryRun(*arguments: str) -> list[str]:
     """Return the commands ``make`` would run for ``arguments``, run nothing."""
-    done = subprocess.run(["make", "-n", *arguments], cwd=PROJECT, capture_output=True, text=True, check=True)
-    return done.stdout.splitlines()
+    return make("-n", *arguments).splitlines()
 
 
 @needsMake
@@ -27,8 +39,7 @@ def test_each_make_target_runs_its_script_with_the_arguments_given(target, scrip
 
 @needsMake
 def test_make_alone_lists_the_targets():
-    listed = subprocess.run(["make"], cwd=PROJECT, capture_output=True, text=True, check=True).stdout
-    assert re.findall(r"^  make (\w+)", listed, re.MULTILINE) == ["help", "wordcount", "test"]
+    assert re.findall(r"^  make (\w+)", make(), re.MULTILINE) == ["help", "wordcount", "test"]
 
 
 def test_ci_runs_the_test_script_of_make_test():
