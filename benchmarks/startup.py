@@ -49,7 +49,9 @@ ARCHIVE = pathlib.Path(tempfile.gettempdir()) / "sparkjet-startup" / "spark-clas
 """The JVM's class-data-sharing archive of the appcds variant, made by its first process."""
 
 VARIANTS = {
-    "before": Variant("as before issue 17: no web UI, the session stopped by PySpark's stop()", {"SPARKJET_UI": "0"}, True),
+    "before": Variant(
+        "as before issue 17: no web UI, the session stopped by PySpark's stop()", {"SPARKJET_UI": "0"}, True
+    ),
     "no-ui": Variant("now, with the UI turned off (SPARKJET_UI=0)", {"SPARKJET_UI": "0"}),
     "ui": Variant("now, by default: Spark's web UI on, its address said on stderr", {"SPARKJET_UI": "1"}),
     "jvm-c1": Variant(
@@ -59,7 +61,10 @@ VARIANTS = {
     "appcds": Variant(
         f"no-ui, the JVM loading Spark's classes from a class-data-sharing archive its first process made "
         f"(JDK_JAVA_OPTIONS=-XX:SharedArchiveFile={ARCHIVE.name}; not adopted)",
-        {"SPARKJET_UI": "0", "JDK_JAVA_OPTIONS": f"-XX:SharedArchiveFile={ARCHIVE} -Xlog:cds=off -Xlog:cds+dynamic=off"},
+        {
+            "SPARKJET_UI": "0",
+            "JDK_JAVA_OPTIONS": f"-XX:SharedArchiveFile={ARCHIVE} -Xlog:cds=off -Xlog:cds+dynamic=off",
+        },
     ),
 }
 DEFAULT_VARIANTS = ("before", "no-ui", "ui")
@@ -107,8 +112,14 @@ def measureChild(variant: Variant, directory: str) -> dict:
     laps["session"] -= jvm[0]
     laps["jvm"] = jvm[0]
     p = Pipeline.create()
-    (p.readFrom(Sources.files(directory)).flatMap(split).filter(lambda word: word != "")
-      .groupingKey(wholeItem()).aggregate(AggregateOperations.counting()).writeTo(Sinks.list("counts")))
+    (
+        p.readFrom(Sources.files(directory))
+        .flatMap(split)
+        .filter(lambda word: word != "")
+        .groupingKey(wholeItem())
+        .aggregate(AggregateOperations.counting())
+        .writeTo(Sinks.list("counts"))
+    )
     planned = plan(p)
     execution.physicalPlanOn(jet.spark(), planned.dag)
     lap("planning")
@@ -117,7 +128,7 @@ def measureChild(variant: Variant, directory: str) -> dict:
     counts = list(jet.getList("counts"))
     jet.newJob(planned).join()
     lap("secondJob")
-    again = jet.getList("counts")[len(counts):]
+    again = jet.getList("counts")[len(counts) :]
     jet.shutdown()
     lap("shutdown")
     if sorted(again) != sorted(counts):
@@ -149,7 +160,11 @@ def runMeasured(name: str, directory: pathlib.Path) -> dict:
         spawned = time.time()
         process = subprocess.Popen(
             [sys.executable, "-m", "benchmarks.startup", "--child", name, "--input", str(directory)],
-            cwd=PROJECT, env=environment, stdout=stdout, stderr=stderr, text=True,
+            cwd=PROJECT,
+            env=environment,
+            stdout=stdout,
+            stderr=stderr,
+            text=True,
         )
         returncode = process.wait(timeout=600)  # the process, not its JVM, which may exit later
         exited = time.time()
@@ -173,8 +188,11 @@ def makeArchive(directory: pathlib.Path) -> None:
     options = f"-XX:ArchiveClassesAtExit={partial} -Xlog:cds=off -Xlog:cds+dynamic=off"
     subprocess.run(
         [sys.executable, "-m", "benchmarks.startup", "--child", "no-ui", "--input", str(directory)],
-        cwd=PROJECT, env={**os.environ, "SPARKJET_UI": "0", "JDK_JAVA_OPTIONS": options},
-        capture_output=True, check=True, timeout=600,
+        cwd=PROJECT,
+        env={**os.environ, "SPARKJET_UI": "0", "JDK_JAVA_OPTIONS": options},
+        capture_output=True,
+        check=True,
+        timeout=600,
     )  # the pipes close once the JVM has exited, its archive whole: a truncated one crashes the JVM
     partial.replace(ARCHIVE)
 
@@ -184,8 +202,12 @@ def expectedCounts(directory: pathlib.Path) -> tuple[int, int]:
     from benchmarks.words import split
 
     counts = Counter(
-        word for path in sorted(directory.iterdir()) if path.is_file()
-        for line in path.read_text(encoding="utf-8").splitlines() for word in split(line) if word
+        word
+        for path in sorted(directory.iterdir())
+        if path.is_file()
+        for line in path.read_text(encoding="utf-8").splitlines()
+        for word in split(line)
+        if word
     )
     return sum(counts.values()), len(counts)
 
@@ -195,10 +217,12 @@ def measureAll(names: list[str], repetitions: int, directory: pathlib.Path) -> d
     expected = expectedCounts(directory)
     runs: dict[str, list[dict]] = {name: [] for name in names}
     for repetition in range(repetitions):
-        for name in names[repetition % len(names):] + names[: repetition % len(names)]:
+        for name in names[repetition % len(names) :] + names[: repetition % len(names)]:
             run = runMeasured(name, directory)
             if (run["total"], run["distinct"]) != expected:
-                raise RuntimeError(f"variant {name} counted {run['total']} words, {run['distinct']} distinct; expected {expected}")
+                raise RuntimeError(
+                    f"variant {name} counted {run['total']} words, {run['distinct']} distinct; expected {expected}"
+                )
             runs[name].append(run)
             print(f"{name} #{repetition + 1}: {run['wall']:.2f} s", file=sys.stderr, flush=True)
     return runs
@@ -216,12 +240,14 @@ def report(runs: dict[str, list[dict]], command: str, machine: dict[str, str], l
         BEGIN,
         "## Start-up: a first word count in a fresh process",
         "",
-        f"- **Command**: `{command}` (from the project directory), {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+        f"- **Command**: `{command}` (from the project directory), "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
         f"- **Machine**: {machine['CPU']}, {machine['RAM']} RAM, Java {machine['Java']}, PySpark {machine['PySpark']}, "
-        f"sparkjet {machine['sparkjet commit'].split(',')[0]}; shared with other engineers' test runs (load average at start / end: "
+        f"sparkjet {machine['sparkjet commit'].split(',')[0]}; shared with other engineers' test runs "
+        "(load average at start / end: "
         f"{load[0]} / {load[1]}), so single figures are noisy: medians of {repetitions} fresh processes per variant, "
         "the order rotated",
-        f"- **Job**: tutorial 01's word count over the bundled corpus (1.1 MB), `Jet(master=\"{MASTER}\")`; "
+        f'- **Job**: tutorial 01\'s word count over the bundled corpus (1.1 MB), `Jet(master="{MASTER}")`; '
         "every process's counts checked against a Counter",
         *[f"- **{name}**: {VARIANTS[name].description}" for name in names],
         "",
@@ -258,13 +284,15 @@ def readings(median: dict[str, dict[str, float]], wall: dict[str, float]) -> lis
         found.append(
             f"- Cut: `Jet.shutdown()` {median['before']['shutdown']:.2f} s → {median['no-ui']['shutdown']:.2f} s, "
             f"the process {wall['before']:.2f} s → {wall['no-ui']:.2f} s without the UI "
-            f"({wall['no-ui'] / wall['before'] - 1:+.0%}); with the UI, now the default, {wall.get('ui', float('nan')):.2f} s."
+            f"({wall['no-ui'] / wall['before'] - 1:+.0%}); with the UI, now the default, "
+            f"{wall.get('ui', float('nan')):.2f} s."
         )
     if "ui" in median and "no-ui" in median:
         session = median["ui"]["session"] - median["no-ui"]["session"]
         found.append(
             f"- The web UI's start-up cost: session creation {median['ui']['session']:.2f} s against "
-            f"{median['no-ui']['session']:.2f} s without it ({session:+.2f} s), the process {wall['ui'] - wall['no-ui']:+.2f} s."
+            f"{median['no-ui']['session']:.2f} s without it ({session:+.2f} s), "
+            f"the process {wall['ui'] - wall['no-ui']:+.2f} s."
         )
     for name in ("jvm-c1", "appcds"):
         if name in median and "no-ui" in median:
@@ -294,13 +322,23 @@ def main(argv: list[str] | None = None) -> None:
     """Measure the variants and write the report's section (or, with --child, be one process)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repetitions", type=int, default=5, help="fresh processes per variant (default 5)")
-    parser.add_argument("--variants", default=",".join(DEFAULT_VARIANTS),
-                        help=f"which of {', '.join(VARIANTS)} (default {','.join(DEFAULT_VARIANTS)})")
-    parser.add_argument("--results", default=str(PROJECT / "benchmarks" / "RESULTS.md"),
-                        help="the Markdown file whose start-up section is replaced (default benchmarks/RESULTS.md)")
+    parser.add_argument(
+        "--variants",
+        default=",".join(DEFAULT_VARIANTS),
+        help=f"which of {', '.join(VARIANTS)} (default {','.join(DEFAULT_VARIANTS)})",
+    )
+    parser.add_argument(
+        "--results",
+        default=str(PROJECT / "benchmarks" / "RESULTS.md"),
+        help="the Markdown file whose start-up section is replaced (default benchmarks/RESULTS.md)",
+    )
     parser.add_argument("--input", default=str(CORPUS), help="the directory of text files to count")
-    parser.add_argument("--nice", type=int, default=0,
-                        help="niceness of this run and its processes; -10 (root only) keeps other programs at bay")
+    parser.add_argument(
+        "--nice",
+        type=int,
+        default=0,
+        help="niceness of this run and its processes; -10 (root only) keeps other programs at bay",
+    )
     parser.add_argument("--child", choices=list(VARIANTS), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -317,7 +355,9 @@ def main(argv: list[str] | None = None) -> None:
         makeArchive(pathlib.Path(args.input))
     loadAtStart = loadAverage()
     runs = measureAll(names, args.repetitions, pathlib.Path(args.input))
-    command = "python -m benchmarks.startup" + "".join(f" {arg}" for arg in (argv if argv is not None else sys.argv[1:]))
+    command = "python -m benchmarks.startup" + "".join(
+        f" {arg}" for arg in (argv if argv is not None else sys.argv[1:])
+    )
     section = report(runs, command, describe(), (loadAtStart, loadAverage()))
     results = pathlib.Path(args.results)
     results.write_text(replaceSection(results.read_text() if results.exists() else "", section))

@@ -10,7 +10,9 @@ import pytest
 
 from tests.conftest import PROJECT
 
-needsMake = pytest.mark.skipif(shutil.which("make") is None, reason="the README's commands need make: apt-get install make")
+needsMake = pytest.mark.skipif(
+    shutil.which("make") is None, reason="the README's commands need make: apt-get install make"
+)
 
 
 OUTER_MAKES = frozenset({"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "ARGS"})
@@ -21,7 +23,9 @@ def make(*arguments: str) -> str:
     """Return what ``make`` prints for ``arguments``, as a newcomer's shell runs it: not as a
     sub-make of ``make test`` (whose variables, ARGS among them, would pass on)."""
     environment = {k: v for k, v in os.environ.items() if k not in OUTER_MAKES}
-    done = subprocess.run(["make", *arguments], cwd=PROJECT, env=environment, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        ["make", *arguments], cwd=PROJECT, env=environment, capture_output=True, text=True, check=True
+    )
     return done.stdout
 
 

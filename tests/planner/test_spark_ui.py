@@ -54,8 +54,12 @@ def test_a_started_session_shows_the_ui_says_where_once_and_names_spark_jobs_in_
     script.write_text(SCRIPT)
     environment = {k: v for k, v in os.environ.items() if k != session.UI_VARIABLE}
     process = subprocess.Popen(
-        [sys.executable, str(script), str(released)], cwd=PROJECT, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**environment, "PYTHONPATH": str(PROJECT)},
+        [sys.executable, str(script), str(released)],
+        cwd=PROJECT,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**environment, "PYTHONPATH": str(PROJECT)},
     )
     watchdog = threading.Timer(300, process.kill)
     watchdog.start()
@@ -127,6 +131,8 @@ def test_a_given_session_keeps_its_own_ui():
 
 
 def test_spark_jobs_are_described_by_sparkjet_job_and_vertex():
-    assert sparkJobDescription("word-count", "listSink(counts)") == "sparkjet job 'word-count': vertex 'listSink(counts)'"
+    assert (
+        sparkJobDescription("word-count", "listSink(counts)") == "sparkjet job 'word-count': vertex 'listSink(counts)'"
+    )
     batch = MicroBatch(batchId=3, rows=None, restored={})
     assert sparkJobDescription("clicks", "map", batch) == "sparkjet job 'clicks', micro-batch 3: vertex 'map'"
