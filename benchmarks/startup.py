@@ -94,12 +94,12 @@ def measureChild(variant: Variant, directory: str) -> dict:
         now = time.perf_counter()
         laps[phase], last = now - last, now
 
-    from sparkjet import AggregateOperations, Jet, Pipeline, Sinks, Sources, plan, wholeItem
+    from sparkjet import Jet, plan
 
     lap("importSparkjet")
     import pyspark.core.context as context
 
-    from benchmarks.words import split
+    from benchmarks.variants.sparkjet import wordCountPipeline
     from sparkjet.coredag.runtime import execution, session
 
     lap("importRuntime")
@@ -111,16 +111,7 @@ def measureChild(variant: Variant, directory: str) -> dict:
     lap("session")
     laps["session"] -= jvm[0]
     laps["jvm"] = jvm[0]
-    p = Pipeline.create()
-    (
-        p.readFrom(Sources.files(directory))
-        .flatMap(split)
-        .filter(lambda word: word != "")
-        .groupingKey(wholeItem())
-        .aggregate(AggregateOperations.counting())
-        .writeTo(Sinks.list("counts"))
-    )
-    planned = plan(p)
+    planned = plan(wordCountPipeline(directory))
     execution.physicalPlanOn(jet.spark(), planned.dag)
     lap("planning")
     jet.newJob(planned).join()
