@@ -228,7 +228,7 @@ class JobMetrics:
             lines += [f"    {s.name}: {s.itemsIn:,} in, {s.itemsOut:,} out" for s in vertex.stages]
         lines += ["", "Edges"]
         for edge in self.edges:
-            through = "kept in their tasks" if edge.shuffleBytes is None else f"{edge.shuffleBytes:,} bytes shuffled"
+            through = "not shuffled" if edge.shuffleBytes is None else f"{edge.shuffleBytes:,} bytes shuffled"
             lines.append(f"  {edge.sourceName} -> {edge.destName}: {counted(edge.items, 'item')}, {through}")
         return "\n".join(lines)
 
@@ -265,7 +265,7 @@ def figuresHtml(metrics: JobMetrics) -> str:
         ]
     ]
     edgeRows = [
-        ("edge", f"{e.sourceName} \u2192 {e.destName}", e.items, "kept in their tasks" if e.shuffleBytes is None else e.shuffleBytes)
+        ("edge", f"{e.sourceName} \u2192 {e.destName}", e.items, "not shuffled" if e.shuffleBytes is None else e.shuffleBytes)
         for e in metrics.edges
     ]
     return "".join([

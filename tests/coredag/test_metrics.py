@@ -94,7 +94,7 @@ def test_job_metrics_summarize_vertices_stages_and_edges():
     assert "fused: 10 in, 1 out, 2.00 s busy in 2 processors" in text
     assert "    filter: 10 in, 1 out" in text
     assert "fused -> sink: 1 item, 42 bytes shuffled" in text
-    assert "source -> fused: 10 items, kept in their tasks" in text
+    assert "source -> fused: 10 items, not shuffled" in text
 
 
 def test_asking_for_an_unknown_vertex_or_edge_names_it():

@@ -54,4 +54,4 @@ def test_figures_show_as_a_table_of_vertices_and_their_stages_and_one_of_edges()
     assert f'<tr class="vertex"><td>window</td>{right}2</td>{right}1</td>{right}0.10</td>{right}1</td>' in page
     assert "<td>watermark 12,000, 1 late event dropped</td>" in page and "<th>Event time</th>" in page
     assert f'<tr class="edge"><td>fused(map, filter) \u2192 window</td>{right}2</td>{right}1,234</td></tr>' in page
-    assert '<tr class="edge"><td>source \u2192 fused(map, filter)</td>' in page and "<td>kept in their tasks</td>" in page
+    assert '<tr class="edge"><td>source \u2192 fused(map, filter)</td>' in page and "<td>not shuffled</td>" in page
