@@ -4,24 +4,30 @@ import argparse
 import builtins
 import difflib
 import importlib.metadata
+import importlib.util
 import os
 import runpy
 import sys
+
+import attrs
 
 from sparkjet.coredag.errors import Interrupted, reducedTraceback
 from sparkjet.planner.jet import MASTER_VARIABLE, OnlyPlanned, watchingJobs
 from sparkjet.planner.render import writePlanSvg
 
 EXAMPLES = """examples:
-  sparkjet plan tutorials/01_word_count.py --svg plan.svg   draw the plan, run nothing
-  sparkjet plan tutorials/01_word_count.py --dot plan.dot   write the Core DAG in Jet's DOT
-  sparkjet plan tutorials/01_word_count.py --explain        what each vertex runs, and why
-  sparkjet run tutorials/01_word_count.py --top 5           run the script's jobs on Spark
-  sparkjet run --svg plan.svg tutorials/01_word_count.py    ... and draw each plan with its figures
-  sparkjet run --html report.html job.py                    ... and write each job's report page
-  sparkjet run --master spark://host:7077 job.py --top 5    ... on a Spark cluster
-(run: sparkjet's options go before SCRIPT; what follows SCRIPT is the script's own arguments;
-several jobs are numbered: report.html, report-2.html, ...)
+  sparkjet plan -m sparkjet.examples.word_count --svg plan.svg  draw the plan, run nothing
+  sparkjet plan -m sparkjet.examples.word_count --dot plan.dot  write the Core DAG in Jet's DOT
+  sparkjet plan -m sparkjet.examples.word_count --explain       what each vertex runs, and why
+  sparkjet run -m sparkjet.examples.word_count --top 5          run the module's jobs on Spark
+  sparkjet run --svg plan.svg --html report.html -m sparkjet.examples.word_count
+                                                                ... and draw each plan with its
+                                                                figures, and write its report page
+  sparkjet run --master spark://host:7077 job.py --top 5        a script's jobs, on a Spark cluster
+(sparkjet.examples.word_count ships with sparkjet and counts a bundled text, or a file given after
+it; -m MODULE runs a module as python -m does, SCRIPT a file; run: sparkjet's options go before
+SCRIPT or -m MODULE, what follows is the script's own arguments; several jobs are numbered:
+report.html, report-2.html, ...)
 """
 
 
@@ -39,20 +45,68 @@ def commandLineParser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParse
     )
     parser.add_argument("--version", action="version", version=f"sparkjet {importlib.metadata.version('sparkjet')}")
     commands = parser.add_subparsers(dest="command", required=True)
-    planCommand = commands.add_parser("plan", help="plan the jobs a script submits, without running them")
-    planCommand.add_argument("script")
+    planCommand = commands.add_parser(
+        "plan", help="plan the jobs a script submits, without running them", usage=f"%(prog)s {TARGET_USAGE}"
+    )
+    _addTarget(planCommand)
     planCommand.add_argument("--svg", metavar="FILE", help="draw the plan (pipeline and Core DAG) as SVG")
     planCommand.add_argument("--dot", metavar="FILE", help="write the Core DAG in Jet's DOT format")
     planCommand.add_argument("--explain", action="store_true", help="print what each vertex runs and why")
-    runCommand = commands.add_parser("run", help="run a script's jobs on Spark")
+    runCommand = commands.add_parser("run", help="run a script's jobs on Spark", usage=f"%(prog)s {TARGET_USAGE}")
     runCommand.add_argument(
         "--master", metavar="URL", help="the Spark master of every Jet() the script makes without one"
     )
     runCommand.add_argument("--svg", metavar="FILE", help="draw each job's plan with its figures as SVG")
     runCommand.add_argument("--html", metavar="FILE", help="write each job's report page (plan, figures)")
-    runCommand.add_argument("script")
-    runCommand.add_argument("scriptArgs", nargs=argparse.REMAINDER, help="the script's own arguments")
+    _addTarget(runCommand)
+    runCommand.add_argument("scriptArgs", metavar="ARGS", nargs=argparse.REMAINDER, help="the script's own arguments")
     return parser, runCommand
+
+
+TARGET_USAGE = "[options] (SCRIPT | -m MODULE) [ARGS ...]"
+"""What ``plan`` and ``run`` take, as their usage line shows it."""
+
+
+def _addTarget(command: argparse.ArgumentParser) -> None:
+    """Add SCRIPT, and ``-m``, which makes SCRIPT's place a module's name, as ``python -m`` does."""
+    command.add_argument(
+        "-m", dest="module", action="store_true", help="what follows is a MODULE's name, run as python -m runs it"
+    )
+    command.add_argument("script", metavar="SCRIPT", help="a Python script's path (after -m: a MODULE's name)")
+
+
+@attrs.frozen
+class Target:
+    """What ``sparkjet plan`` or ``run`` runs: a script's path, or (``-m``) a module's name."""
+
+    name: str
+    isModule: bool = False
+
+    def __str__(self) -> str:
+        """The target as typed on sparkjet's command line: ``SCRIPT`` or ``-m MODULE``."""
+        return f"-m {self.name}" if self.isModule else self.name
+
+    def missing(self) -> str | None:
+        """Return why the target cannot be run (no such file or module), else None."""
+        if not self.isModule:
+            return None if os.path.isfile(self.name) else f"no script at '{self.name}'"
+        try:
+            found = importlib.util.find_spec(self.name) is not None
+        except (ImportError, ValueError):
+            found = False
+        return None if found else f"no module named '{self.name}'"
+
+    def run(self, args: list[str]) -> None:
+        """Run the target as ``__main__`` with ``args`` as its arguments, as ``python`` would."""
+        savedArgv = sys.argv
+        sys.argv = [self.name, *args]
+        try:
+            if self.isModule:
+                runpy.run_module(self.name, run_name="__main__", alter_sys=True)
+            else:
+                runpy.run_path(self.name, run_name="__main__")
+        finally:
+            sys.argv = savedArgv
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,17 +120,18 @@ def main(argv: list[str] | None = None) -> int:
             "the script's own after it)"
         )
     scriptArgs = _withSeparator(argv, args.script, args.scriptArgs) if args.command == "run" else unknown
-    if not os.path.isfile(args.script):
-        print(f"sparkjet: no script at '{args.script}'", file=sys.stderr)
+    target = Target(args.script, isModule=args.module)
+    if reason := target.missing():
+        print(f"sparkjet: {reason}", file=sys.stderr)
         return 2
     try:
         if args.command == "plan":
-            return planScript(args.script, scriptArgs, args.svg, args.dot, args.explain)
+            return planScript(target, scriptArgs, args.svg, args.dot, args.explain)
         if args.master:
             os.environ[MASTER_VARIABLE] = args.master
-        status = runAndReport(args.script, scriptArgs, args.svg, args.html)
+        status = runAndReport(target, scriptArgs, args.svg, args.html)
         if not args.html:
-            _noteHtmlAfterScript(args.script, scriptArgs)
+            _noteHtmlAfterScript(target, scriptArgs)
         return status
     except (KeyboardInterrupt, Interrupted) as interrupt:
         print(f"sparkjet: {str(interrupt) or 'interrupted (Ctrl-C)'}", file=sys.stderr)
@@ -110,25 +165,15 @@ def _lastFrame(tb):
     return tb.tb_frame
 
 
-def runScript(script: str, scriptArgs: list[str]) -> None:
-    """Run ``script`` as ``__main__`` with ``scriptArgs`` as its arguments."""
-    savedArgv = sys.argv
-    sys.argv = [script, *scriptArgs]
-    try:
-        runpy.run_path(script, run_name="__main__")
-    finally:
-        sys.argv = savedArgv
-
-
-def runAndReport(script: str, scriptArgs: list[str], svg: str | None, html: str | None) -> int:
-    """Run ``script``'s jobs, their progress shown on a terminal; then draw each job's plan with
+def runAndReport(target: Target, scriptArgs: list[str], svg: str | None, html: str | None) -> int:
+    """Run ``target``'s jobs, their progress shown on a terminal; then draw each job's plan with
     its figures into ``svg`` and write its report into ``html``, when asked."""
     from sparkjet.planner.progress import showingProgress  # imports pyspark, which planning never needs
 
     with watchingJobs(runs=True) as jobs, showingProgress(jobs):
-        runScript(script, scriptArgs)
+        target.run(scriptArgs)
     if (svg or html) and not jobs:
-        print(f"sparkjet: {script} submitted no job", file=sys.stderr)
+        print(f"sparkjet: {target.name} submitted no job", file=sys.stderr)
         return 1
     for number, job in enumerate(jobs, start=1):
         if svg:
@@ -141,17 +186,17 @@ def runAndReport(script: str, scriptArgs: list[str], svg: str | None, html: str 
 
 
 def planScript(
-    script: str, scriptArgs: list[str], svg: str | None, dot: str | None, explain: bool = False
+    target: Target, scriptArgs: list[str], svg: str | None, dot: str | None, explain: bool = False
 ) -> int:
-    """Run ``script`` with jobs captured, not run, until it asks a job for its figures; draw or
+    """Run ``target`` with jobs captured, not run, until it asks a job for its figures; draw or
     print each job's plan."""
     with watchingJobs(runs=False) as jobs:
         try:
-            runScript(script, scriptArgs)
+            target.run(scriptArgs)
         except OnlyPlanned as stop:
-            print(f"sparkjet: {script} stopped where it asked for figures: {stop}", file=sys.stderr)
+            print(f"sparkjet: {target.name} stopped where it asked for figures: {stop}", file=sys.stderr)
     if not jobs:
-        print(f"sparkjet: {script} submitted no job", file=sys.stderr)
+        print(f"sparkjet: {target.name} submitted no job", file=sys.stderr)
         return 1
     for number, job in enumerate(jobs, start=1):
         name, planned = job.name, job.plan
@@ -178,12 +223,12 @@ def _withSeparator(argv: list[str], script: str, scriptArgs: list[str]) -> list[
     return scriptArgs
 
 
-def _noteHtmlAfterScript(script: str, scriptArgs: list[str]) -> None:
-    """Say so when ``--html`` follows SCRIPT: the script got it, and sparkjet wrote no report."""
+def _noteHtmlAfterScript(target: Target, scriptArgs: list[str]) -> None:
+    """Say so when ``--html`` follows the target: the script got it, and sparkjet wrote no report."""
     if any(arg.split("=", 1)[0] == "--html" for arg in scriptArgs):
         print(
-            f"sparkjet: --html after {script} went to the script, so sparkjet wrote no report; "
-            f"sparkjet's options go before SCRIPT: sparkjet run --html FILE {script}",
+            f"sparkjet: --html after {target} went to the script, so sparkjet wrote no report; "
+            f"sparkjet's options go before SCRIPT: sparkjet run --html FILE {target}",
             file=sys.stderr,
         )
 

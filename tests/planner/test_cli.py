@@ -2,13 +2,17 @@
 progress, and report failures in one line."""
 
 import importlib.metadata
+import os
 import pathlib
+import subprocess
 import sys
+from collections import Counter
 
 import pytest
 
 from sparkjet.planner.cli import main
 from sparkjet.planner.progress import CLEAR_LINE
+from tests.conftest import tokenize
 from tests.planner.test_progress import FakeTerminal, shownLines
 from tests.planner.test_report import Page
 
@@ -181,8 +185,7 @@ def test_help_shows_how_to_draw_and_report_a_run(capsys):
         main(["--help"])
     assert exit.value.code == 0
     out = capsys.readouterr().out
-    assert "sparkjet run --svg plan.svg tutorials/01_word_count.py" in out
-    assert "sparkjet run --html report.html job.py" in out
+    assert "sparkjet run --svg plan.svg --html report.html -m sparkjet.examples.word_count" in out
 
 
 @pytest.mark.spark
@@ -253,3 +256,74 @@ def test_a_misspelt_name_keeps_pythons_suggestion(tmp_path, capsys):
     script.write_text("from sparkjet.pipeline import Pipeline\nPipeline.create()\nPipelin.create()\n")
     assert main(["run", str(script)]) == 1
     assert "NameError: name 'Pipelin' is not defined. Did you mean: 'Pipeline'?" in capsys.readouterr().err
+
+
+JOBS = "sparkjet_cli_jobs"
+"""A package of the user's jobs, on sys.path as if installed: what ``-m`` names."""
+
+ECHO_MODULE = "import sys\nopen({seen!r}, 'w').write(repr([__name__, sys.argv]))\n"
+
+
+@pytest.fixture
+def jobs(tmp_path, monkeypatch):
+    """The directory of package ``JOBS``, importable for the test, forgotten after it."""
+    package = tmp_path / "site" / JOBS
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(package.parent))
+    yield package
+    for name in [name for name in sys.modules if name.split(".")[0] == JOBS]:
+        del sys.modules[name]
+
+
+def test_plan_takes_a_module_where_the_script_stands(jobs, tmp_path, capsys):
+    (jobs / "job.py").write_text(SCRIPT.format(directory=str(tmp_path / "absent-until-run")))
+    dot = tmp_path / "plan.dot"
+    assert main(["plan", "-m", f"{JOBS}.job", "--dot", str(dot)]) == 0
+    assert '"group-and-aggregate-prepare" -> "group-and-aggregate"' in dot.read_text()
+    captured = capsys.readouterr()
+    assert captured.out == "script ran\n"
+    assert captured.err.startswith("wrote the Core DAG of job-") and captured.err.endswith(f" to {dot}\n")
+
+
+def test_run_runs_a_module_with_everything_after_it_as_python_m_does(jobs, tmp_path):
+    seen = tmp_path / "seen.txt"
+    (jobs / "echo.py").write_text(ECHO_MODULE.format(seen=str(seen)))
+    moduleArgs = ["--svg", "theirs.svg", "--", "x"]
+    subprocess.run(
+        [sys.executable, "-m", f"{JOBS}.echo", *moduleArgs],
+        env={**os.environ, "PYTHONPATH": str(jobs.parent)}, cwd=tmp_path, check=True, timeout=60,
+    )
+    byPython = seen.read_text()
+    assert main(["run", "-m", f"{JOBS}.echo", *moduleArgs]) == 0
+    assert seen.read_text() == byPython == repr(["__main__", [str(jobs / "echo.py"), *moduleArgs]])
+
+
+def test_html_after_a_module_is_the_modules_and_the_note_says_where_it_goes(jobs, tmp_path, capsys):
+    (jobs / "echo.py").write_text(ECHO_MODULE.format(seen=str(tmp_path / "seen.txt")))
+    assert main(["run", "-m", f"{JOBS}.echo", "--html", "report.html"]) == 0
+    assert (
+        f"sparkjet: --html after -m {JOBS}.echo went to the script, so sparkjet wrote no report; sparkjet's "
+        f"options go before SCRIPT: sparkjet run --html FILE -m {JOBS}.echo"
+    ) in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["plan", "run"])
+def test_a_missing_module_exits_with_a_reason(command, capsys):
+    assert main([command, "-m", "sparkjet.examples.absent"]) == 2
+    assert capsys.readouterr().err == "sparkjet: no module named 'sparkjet.examples.absent'\n"
+
+
+@pytest.mark.spark
+def test_the_packaged_word_count_counts_a_file_or_a_directory_given_after_it(spark, tmp_path, corpusLines, capsys):
+    texts = tmp_path / "texts"
+    texts.mkdir()
+    (texts / "first [part].txt").write_text("\n".join(corpusLines[:300]) + "\n")
+    (texts / "second.txt").write_text("\n".join(corpusLines[300:500]) + "\n")
+    for path, lines in ((texts, corpusLines[:500]), (texts / "first [part].txt", corpusLines[:300])):
+        assert main(["run", "-m", "sparkjet.examples.word_count", str(path), "--top", "4"]) == 0
+        counts = Counter(word for line in lines for word in tokenize(line))
+        expected = sorted(counts.items(), key=lambda entry: (-entry[1], entry[0]))[:4]
+        assert capsys.readouterr().out.splitlines() == [
+            f"The 4 most frequent words in {path}:", *(f"{count:>8}  {word}" for word, count in expected)
+        ]

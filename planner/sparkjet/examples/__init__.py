@@ -1,0 +1,1 @@
+"""Small pipelines that run from an installed sparkjet: ``sparkjet run -m sparkjet.examples.word_count``."""
