@@ -1,13 +1,12 @@
 """sparkjet installs as one namespace: a user's own pipeline.py or an installed package called
 pipeline or planner cannot shadow it, and the wheel holds sparkjet/ with its py.typed."""
 
-import shutil
 import subprocess
 import sys
 import textwrap
 import zipfile
 
-from tests.conftest import PROJECT
+from tests.test_installed_examples import buildWheel
 
 USER_FACING = ("Pipeline", "Sources", "Sinks", "AggregateOperations", "wholeItem", "Jet", "plan")
 
@@ -51,19 +50,7 @@ def test_a_users_own_pipeline_and_planner_modules_do_not_shadow_sparkjet(tmp_pat
 
 
 def test_the_wheel_installs_the_three_directories_under_sparkjet_with_py_typed(tmp_path):
-    source = tmp_path / "source"
-    source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(PROJECT / name, source / name)
-    for name in ("pipeline", "planner", "coredag"):
-        shutil.copytree(PROJECT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(source)],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    (wheel,) = tmp_path.glob("sparkjet-*.whl")
+    wheel = buildWheel(tmp_path)
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {
         "sparkjet/__init__.py",
