@@ -23,7 +23,7 @@ import attrs
 from sparkjet.coredag.errors import JobError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.event_time_policy import wallClockMillis
-from sparkjet.planner.checkpoint import CLAIMED, QUERY, STATES, StreamCheckpoint
+from sparkjet.planner.checkpoint import CLAIMED, QUERY, SOURCE_PREFIX, STATES, StreamCheckpoint, statesName
 from sparkjet.planner.job_config import fileName, stateRoot
 
 EXPORTED = "exported-snapshots"
@@ -95,15 +95,15 @@ def exportSnapshot(
     writing = directory + ".writing"
     shutil.rmtree(writing, ignore_errors=True)
     os.makedirs(os.path.join(writing, STATES))
-    if os.path.isdir(checkpoint.queryLocation):
-        shutil.copytree(checkpoint.queryLocation, os.path.join(writing, QUERY))
-    for entry in os.listdir(checkpoint.directory):
-        source = os.path.join(checkpoint.directory, entry)
-        if entry.startswith("source-") and os.path.isdir(source):
-            shutil.copytree(source, os.path.join(writing, entry))
-        elif entry == CLAIMED:
-            shutil.copy2(source, os.path.join(writing, entry))
-    with open(os.path.join(writing, STATES, f"batch-{batchId:09d}.pickle"), "wb") as file:
+    if checkpoint.storage.exists(QUERY):
+        checkpoint.storage.copyOut(QUERY, os.path.join(writing, QUERY))
+    claims = checkpoint.storage.read(CLAIMED)
+    if claims is not None:
+        with open(os.path.join(writing, CLAIMED), "wb") as file:
+            file.write(claims)
+    for entry in checkpoint.sourceNames():
+        shutil.copytree(os.path.join(checkpoint.sourcesDirectory, entry), os.path.join(writing, entry))
+    with open(os.path.join(writing, statesName(batchId)), "wb") as file:
         pickle.dump(states, file)
         size = file.tell()
     stateful = [vertex for vertex, byIndex in states.items() if any(state.packedEntries for state in byIndex.values())]
@@ -153,10 +153,14 @@ def checkCompatible(snapshot: JobStateSnapshot, jobName: str, dag: DAG, sourceCo
 def seedCheckpoint(snapshot: JobStateSnapshot, checkpoint: StreamCheckpoint, jobName: str) -> None:
     """Make ``checkpoint`` (of a job that has none yet) a copy of ``snapshot``, its query under
     a new id (Spark runs one query of an id at a time, and the exporting job may go on)."""
-    shutil.rmtree(checkpoint.directory, ignore_errors=True)
-    shutil.copytree(snapshot.directory, checkpoint.directory, ignore=shutil.ignore_patterns(DESCRIPTION))
-    metadata = os.path.join(checkpoint.queryLocation, "metadata")
-    if os.path.exists(metadata):
-        with open(metadata, "w", encoding="utf-8") as file:
-            json.dump({"id": str(uuid.uuid4())}, file)
+    checkpoint.remove()
+    for entry in sorted(set(os.listdir(snapshot.directory)) - {DESCRIPTION}):
+        copied = os.path.join(snapshot.directory, entry)
+        if entry.startswith(SOURCE_PREFIX):
+            shutil.copytree(copied, os.path.join(checkpoint.sourcesDirectory, entry))
+        else:
+            checkpoint.storage.copyIn(copied, entry)
+    metadata = f"{QUERY}/metadata"
+    if checkpoint.storage.exists(metadata):
+        checkpoint.storage.write(metadata, json.dumps({"id": str(uuid.uuid4())}).encode("utf-8"))
     logger.info("Job '%s' starts from snapshot '%s' of job '%s'", jobName, snapshot.snapshotName, snapshot.job)

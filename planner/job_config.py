@@ -74,7 +74,9 @@ class JobConfig:
 
     def setCheckpointLocation(self, directory: str) -> "JobConfig":
         """Keep the stream job's checkpoint (Spark's offsets and commits, the processors'
-        snapshots) in ``directory``, a local path."""
+        snapshots) in ``directory``: a local path, or a Hadoop URL (``hdfs://``, ``s3a://``,
+        ``file://`` ...) reached through Spark's JVM as Spark reaches its own checkpoint there;
+        the files of sources sparkjet feeds stay local (see ``sparkjet.planner.checkpoint``)."""
         self._checkpointLocation = directory
         return self
 

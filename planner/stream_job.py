@@ -2,7 +2,6 @@
 each processor starting from the state it saved at the end of the previous micro-batch."""
 
 import functools
-import shutil
 import tempfile
 import threading
 import time
@@ -182,6 +181,7 @@ class StreamRun:
         checkpoint = self._keptCheckpoint or StreamCheckpoint(tempfile.mkdtemp(prefix=f"sparkjet-{temporary}-"))
         self._checkpoint, feeders, ended = checkpoint, [], False
         try:
+            checkpoint.open(self._jobName)
             if self._initialSnapshot is not None and checkpoint.lastCommittedBatch() is None:
                 seedCheckpoint(self._initialSnapshot, checkpoint, self._jobName)
             self._states = checkpoint.restoredStates()
@@ -215,7 +215,7 @@ class StreamRun:
                 if self._ended:
                     self._exportable.clear()
                 if ended or self._keptCheckpoint is None:
-                    shutil.rmtree(checkpoint.directory, ignore_errors=True)
+                    checkpoint.remove()
         return self.metrics()
 
     def exportSnapshot(self, name: str, cancelling: bool = False) -> JobStateSnapshot:
@@ -243,7 +243,7 @@ class StreamRun:
     def discardCheckpoint(self) -> None:
         """Remove the checkpoint a suspended run kept: the job was cancelled, as in Jet for good."""
         if self._keptCheckpoint is not None:
-            shutil.rmtree(self._keptCheckpoint.directory, ignore_errors=True)
+            self._keptCheckpoint.remove()
 
     def metrics(self) -> JobMetrics:
         """Return the job's figures so far: items per vertex and stage, each vertex's watermark
