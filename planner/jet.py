@@ -18,6 +18,7 @@ from sparkjet.coredag.api.standard import preflightDag
 from sparkjet.coredag.errors import DagError, Interrupted, JobError, SessionError, SparkjetError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics
+from sparkjet.coredag.processors.sources import isHadoopUrl
 from sparkjet.pipeline.pipeline import Pipeline
 from sparkjet.planner.checkpoint import StreamCheckpoint
 from sparkjet.planner.interrupts import cancelledMessage, interruptCancelsJobs
@@ -318,7 +319,9 @@ class Jet:
                 claimed = StreamCheckpoint(initial.directory).claimedOutputs()
             if config.getProcessingGuarantee() is not ProcessingGuarantee.NONE:
                 checkpoint = StreamCheckpoint(config.checkpointLocation(jobName))
-                claimed |= checkpoint.claimedOutputs()
+                if isHadoopUrl(checkpoint.location):  # reached through Spark's JVM
+                    self.spark()
+                claimed |= checkpoint.open(jobName).claimedOutputs()
             planned = attrs.evolve(planned, dag=resumingOutputs(planned.dag, claimed))
         elif config.getInitialSnapshotName() is not None:
             raise JobError(
