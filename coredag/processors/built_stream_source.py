@@ -5,6 +5,7 @@ to the buffer reaches Spark's file stream source as small files a micro-batch re
 import base64
 import os
 import pickle
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -14,6 +15,9 @@ import attrs
 from sparkjet.coredag.api.processor import ProcessorContext
 from sparkjet.coredag.errors import JobError, UserFunctionError
 from sparkjet.coredag.processors.stream_sources import PickledEvents, StreamSourceP
+
+FED_FILE = re.compile(r"events-(\d{9})\.txt")
+"""The name of a file the feeder wrote, numbered from 0 in the order written."""
 
 FLUSH_SECONDS = 0.1
 """How long the items a source adds gather before they are written as one file."""
@@ -88,8 +92,12 @@ class SourceFeeder:
         self._thread = threading.Thread(target=self._run, name=f"sparkjet-source-{source.sourceId}", daemon=True)
 
     def start(self) -> None:
-        """Start calling the source's functions."""
+        """Start calling the source's functions, numbering its files after those an earlier run
+        of the job wrote (Spark's file source skips a name it has read, so a resumed or restarted
+        job's new items must come in new files)."""
         os.makedirs(self._directory, exist_ok=True)
+        written = [int(match[1]) for name in os.listdir(self._directory) if (match := FED_FILE.fullmatch(name))]
+        self._files = max(written, default=-1) + 1
         self._thread.start()
 
     def stop(self) -> None:

@@ -2,6 +2,8 @@
 the driver calls fillBufferFn in a thread of its own, the items reach the job a micro-batch at a
 time, destroyFn ends the state, and a function that raises fails the job naming the source."""
 
+import os
+import time
 from collections import Counter
 
 import pytest
@@ -17,6 +19,7 @@ from sparkjet import (
     WindowDefinition,
     wholeItem,
 )
+from sparkjet.coredag.processors.built_stream_source import BuiltStreamP
 from sparkjet.pipeline.errors import PipelineError
 
 WORDS = "ant bee ant cat ant bee dog ant".split() * 5
@@ -89,3 +92,23 @@ def test_a_failing_fill_function_fails_the_job_naming_the_source(jet):
     p.readFrom(SourceBuilder.stream("feed", Counting).fillBufferFn(failing).build()).withoutTimestamps().writeTo(Sinks.noop())
     with pytest.raises(UserFunctionError, match=r"Stage 'feed' failed on item \(in fillBufferFn\): OSError: the feed is down"):
         jet.newJob(p).join()
+
+
+def addOnce(state: list, buffer) -> None:
+    if not state:
+        state.append("added")
+        buffer.add("one item")
+
+
+def test_a_feeder_started_again_writes_after_the_files_of_the_run_before(tmp_path):
+    """Spark's file source skips a name it has read: a resumed or restarted job's feeder must
+    not write events-000000000.txt again."""
+    (tmp_path / "events-000000004.txt").write_text("")
+    feeder = BuiltStreamP(lambda context: [], addOnce, sourceId="once").feeder("job", str(tmp_path))
+    feeder.start()
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "events-000000005.txt").exists():
+        assert time.monotonic() < deadline, sorted(os.listdir(tmp_path))
+        time.sleep(0.05)
+    feeder.stop()
+    assert sorted(os.listdir(tmp_path)) == ["events-000000004.txt", "events-000000005.txt"]
