@@ -21,7 +21,7 @@ CHROMIUM = shutil.which("chromium")
 needsChromium = pytest.mark.skipif(
     CHROMIUM is None,
     reason="opening the report needs Debian's chromium: apt-get install chromium "
-    "(bash .ci/setup installs it)",
+    "(make test installs it, through .ci/chromium)",
 )
 
 
