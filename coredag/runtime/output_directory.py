@@ -59,6 +59,15 @@ class OutputDirectoryClaim:
         else:
             self.claim()
 
+    def _staleOfBatch(self, names, committed: set[str]) -> list[str]:
+        """Return the files among ``names`` an earlier run of this micro-batch committed and this
+        one does not write (it ran on more processors, or found a partition empty that was not):
+        they go, or their lines would be there twice. Only this job writes such names here."""
+        if self._batch is None:
+            return []
+        own = (microBatchName("part-", self._batch), "." + microBatchName("part-", self._batch))
+        return [name for name in names if name.startswith(own) and name not in committed]
+
     def _committedName(self, name: str, emptyParts: set[str]) -> str | None:
         """Return the name a staged file takes when committed, None for one a micro-batch drops
         (``_SUCCESS``, the ``emptyParts`` and their checksums)."""
@@ -129,10 +138,13 @@ class LocalOutputDirectory(OutputDirectoryClaim):
         """Move the part files Spark wrote up into the directory, ``_SUCCESS`` last."""
         names = sorted(os.listdir(self.staging), key=lambda name: name in _LAST)
         empty = {name for name in names if os.path.getsize(os.path.join(self.staging, name)) == 0}
-        for name in names:
-            committed = self._committedName(name, empty)
-            if name.startswith("_temporary") or committed is None:
-                continue
+        moves = {
+            name: committed for name in names
+            if not name.startswith("_temporary") and (committed := self._committedName(name, empty)) is not None
+        }
+        for stale in self._staleOfBatch(os.listdir(self.target), set(moves.values())):
+            os.remove(os.path.join(self.target, stale))
+        for name, committed in moves.items():
             os.rename(os.path.join(self.staging, name), os.path.join(self.target, committed))
             self._moved.append(committed)
         shutil.rmtree(self.staging)
@@ -225,11 +237,15 @@ class HadoopOutputDirectory(OutputDirectoryClaim):
         """Move the part files Spark wrote up into the directory, ``_SUCCESS`` last."""
         statuses = sorted(self._fs.listStatus(self.staging), key=lambda s: s.getPath().getName() in _LAST)
         empty = {status.getPath().getName() for status in statuses if status.getLen() == 0}
-        for status in statuses:
-            source = status.getPath()
-            committed = self._committedName(source.getName(), empty)
-            if source.getName().startswith("_temporary") or committed is None:
-                continue
+        moves = {
+            status.getPath(): committed for status in statuses
+            if not status.getPath().getName().startswith("_temporary")
+            and (committed := self._committedName(status.getPath().getName(), empty)) is not None
+        }
+        present = [status.getPath().getName() for status in self._fs.listStatus(self.target)]
+        for stale in self._staleOfBatch(present, set(moves.values())):
+            self._fs.delete(self._Path(self.target, stale), False)
+        for source, committed in moves.items():
             destination = self._Path(self.target, committed)
             if self._batch is not None and self._fs.exists(destination):
                 self._fs.delete(destination, False)  # a re-run micro-batch's own file, written again

@@ -5,11 +5,7 @@ import os
 import pytest
 
 from sparkjet.coredag import OutputError
-from sparkjet.coredag.runtime.output_directory import (
-    STAGING_PREFIX,
-    HadoopOutputDirectory,
-    LocalOutputDirectory,
-)
+from sparkjet.coredag.runtime.output_directory import STAGING_PREFIX, HadoopOutputDirectory, LocalOutputDirectory
 
 
 def writeParts(staging: str, parts: dict[str, str]) -> None:
@@ -136,3 +132,22 @@ def test_a_failure_that_does_not_name_the_directory_is_left_as_it_is(tmp_path):
     output = LocalOutputDirectory(str(tmp_path / "out"), "Sinks.files")
     with pytest.raises(RuntimeError, match="^Job aborted due to stage failure"):
         _saveAsTextFiles(RefusedWrite("Job aborted due to stage failure: Python worker exited"), output)
+
+
+def test_a_micro_batch_run_again_on_fewer_processors_leaves_none_of_its_first_runs_files(outputFor, tmp_path):
+    """Killed after its files were committed and before Spark committed it, micro-batch 3 runs
+    again on one processor instead of three: its first run's other part files go, or their lines
+    would be there twice; other micro-batches' files stay."""
+    output = outputFor(tmp_path / "out")
+    output.claim()
+    for batch, parts in ((2, {"part-00000": "x\n"}), (3, {"part-00000": "a\n", "part-00001": "b\n", "part-00002": "c\n"})):
+        output.startMicroBatch(batch)
+        writeParts(stagingOf(output), {**parts, **{f".{name}.crc": "x" for name in parts}})
+        output.commit()
+    output.startMicroBatch(3)
+    writeParts(stagingOf(output), {"part-00000": "a\nb\nc\n", ".part-00000.crc": "y"})
+    output.commit()
+    assert sorted(os.listdir(tmp_path / "out")) == [
+        ".part-00002-00000.crc", ".part-00003-00000.crc", "part-00002-00000", "part-00003-00000"
+    ]
+    assert (tmp_path / "out" / "part-00003-00000").read_text() == "a\nb\nc\n"
