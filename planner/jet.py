@@ -180,6 +180,15 @@ class Job:
         """Stop the stream job and go on at once from its last snapshot (Jet's ``Job.restart()``)."""
         self._suspensionOf("restart").restart()
 
+    def itemsRead(self) -> int:
+        """Return how many items the job's sources have read so far: a batch job's as its
+        finished tasks reported them, a stream job's over its micro-batches."""
+        if self.isStream:
+            return sum(batch.itemsRead for batch in self.metrics().microBatches)
+        counts = self._control.counts.value if self._control is not None and self._control.counts else {}
+        dag = self.plan.dag
+        return sum(counts.get(("itemsOut", v.name), 0) for v in dag.vertices() if not dag.getInboundEdges(v.name))
+
     def exportSnapshot(self, name: str) -> "JobStateSnapshot":
         """Export the stream job's state after its last micro-batch as snapshot ``name`` (one
         of that name is replaced), and go on running; ``JobConfig.setInitialSnapshotName(name)``

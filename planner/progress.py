@@ -97,7 +97,8 @@ def jobText(job) -> str:
         return f"{job.name}: suspended"
     if job.isStream:
         return streamProgressText(job.metrics(), wallClockMillis())
-    return jobProgress(job.name, job.sparkJobGroup)
+    read = job.itemsRead()
+    return jobProgress(job.name, job.sparkJobGroup) + (f" · {counted(read, 'item')} read" if read else "")
 
 
 def elapsedText(seconds: float) -> str:

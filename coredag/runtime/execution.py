@@ -68,7 +68,7 @@ def executeDag(
     control = control or JobControl(jobName)
     sc = spark.sparkContext
     plan = plan or physicalPlanOn(spark, dag)
-    counts = sc.accumulator(Counter(), CountsAccumulatorParam())
+    counts = control.counts = sc.accumulator(Counter(), CountsAccumulatorParam())
     states = sc.accumulator({}, StatesAccumulatorParam()) if microBatch is not None else None
     builder = RddBuilder(spark, dag, plan, jobName, counts, states, microBatch)
     outputs = microBatch.outputs if microBatch is not None else outputDirectories(sc, dag)

@@ -69,6 +69,8 @@ class JobControl:
         """The Spark job group of this job's Spark jobs: its own, whatever other jobs are named."""
         self.cancelled = False
         self.failure: Exception | None = None
+        self.counts = None
+        """The accumulator of the current run's item counts, as its finished tasks report them."""
         self._woken = threading.Event()
 
     def cancel(self) -> None:

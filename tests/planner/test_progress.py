@@ -229,6 +229,13 @@ def test_polling_a_running_job_shows_its_stage_and_tasks(jet):
 
 
 @pytest.mark.spark
+def test_a_batch_job_counts_the_items_its_sources_read_as_its_tasks_report_them(jet):
+    job = jet.newJob(slowPipeline(), name="slow-counted")
+    job.join()
+    assert job.itemsRead() == 300
+
+
+@pytest.mark.spark
 def test_join_shows_the_job_s_progress_on_a_terminal_only_and_erases_it(jet, monkeypatch):
     terminal = FakeTerminal()
     monkeypatch.setattr(sys, "stderr", terminal)
