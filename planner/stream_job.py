@@ -241,9 +241,13 @@ class StreamRun:
         return {output.directory for output in self._outputs.values()}
 
     def discardCheckpoint(self) -> None:
-        """Remove the checkpoint a suspended run kept: the job was cancelled, as in Jet for good."""
-        if self._keptCheckpoint is not None:
-            self._keptCheckpoint.remove()
+        """Remove the checkpoint a suspended run kept: the job was cancelled, as in Jet for good,
+        and has no snapshot to export any more."""
+        with self._microBatchRunning:
+            self._ended = True
+            self._exportable.clear()
+            if self._keptCheckpoint is not None:
+                self._keptCheckpoint.remove()
 
     def metrics(self) -> JobMetrics:
         """Return the job's figures so far: items per vertex and stage, each vertex's watermark

@@ -81,10 +81,15 @@ class LocalCheckpointStorage:
         _copied(local, target)
 
 
+IN_FLIGHT = shutil.ignore_patterns("*.tmp", "*.tmp.crc")
+"""The files Spark's query is still writing (``.1.<uuid>.tmp``, renamed once whole): a copy
+leaves them out, as a reader of its logs does, for they may be gone before they are read."""
+
+
 def _copied(source: str, target: str) -> None:
     """Copy the local file or directory ``source`` to the new path ``target``."""
     if os.path.isdir(source):
-        shutil.copytree(source, target)
+        shutil.copytree(source, target, ignore=IN_FLIGHT)
     else:
         shutil.copy2(source, target)
 

@@ -92,3 +92,12 @@ def test_a_checkpoint_without_the_states_spark_committed_says_what_is_missing(tm
     (tmp_path / "cp" / "query" / "commits" / "4").write_text("v1")
     with pytest.raises(CheckpointError, match=r"has no states of micro-batch 4, which Spark committed"):
         checkpoint.restoredStates()
+
+
+def test_a_copy_leaves_out_the_files_spark_is_still_writing(tmp_path):
+    commits = tmp_path / "cp" / "query" / "commits"
+    commits.mkdir(parents=True)
+    for name in ("0", ".0.crc", ".1.3f2a.tmp", "..1.3f2a.tmp.crc"):
+        (commits / name).write_text("v1")
+    LocalCheckpointStorage(str(tmp_path / "cp")).copyOut("query", str(tmp_path / "copy"))
+    assert sorted(os.listdir(tmp_path / "copy" / "commits")) == [".0.crc", "0"]
