@@ -2,31 +2,12 @@
 
 import argparse
 import pathlib
-import re
 
-from sparkjet import AggregateOperations, Jet, Pipeline, Sinks, Sources, wholeItem
+from sparkjet import Jet
+from sparkjet.examples.word_count import wordCountPipeline
 from sparkjet.planner.render import writePlanSvg
 
 BUNDLED_CORPUS = pathlib.Path(__file__).resolve().parent / "data"
-
-
-def tokenize(line: str) -> list[str]:
-    """Split a line into lower-case words; empty strings remain for the filter to drop."""
-    return re.split(r"\W+", line.lower())
-
-
-def wordCountPipeline(inputDirectory: str, glob: str = "*") -> Pipeline:
-    """Return the pipeline counting words of the files in ``inputDirectory`` into list 'counts'."""
-    p = Pipeline.create()
-    (
-        p.readFrom(Sources.files(inputDirectory, glob))
-        .flatMap(tokenize)
-        .filter(lambda word: word != "")
-        .groupingKey(wholeItem())
-        .aggregate(AggregateOperations.counting())
-        .writeTo(Sinks.list("counts"))
-    )
-    return p
 
 
 def main(argv: list[str] | None = None) -> list[tuple[str, int]]:
