@@ -51,6 +51,11 @@ class StreamSourceP(StandardProcessorSupplier):
         """Return what the driver runs to feed the source while the job runs (None: Spark reads it alone)."""
         return None
 
+    def cannotReplay(self) -> str | None:
+        """Return why the source cannot give its items again after a restart (naming it and what
+        to use instead), None where it can: a job with a processing guarantee refuses it."""
+        return None
+
     @abc.abstractmethod
     def rowConverter(self) -> Callable[[list], list]:
         """Return the function turning a batch of ``(text, eventTime, sequence)`` rows into items."""
