@@ -201,8 +201,9 @@ class StreamRun:
                 self._assertions.complete()
             ended = True
         except BaseException:
-            for output in self._outputs.values():
-                output.abort()
+            with self._microBatchRunning:  # a micro-batch still running ends first, committed or rolled back
+                for output in self._outputs.values():
+                    output.abort()
             ended = self._control.cancelled  # cancelled: terminal, as in Jet; failed: kept to go on from
             raise
         finally:
@@ -321,6 +322,8 @@ class StreamRun:
         snapshot = None
         if not final and self._keptCheckpoint is not None:
             snapshot = self._keptCheckpoint.saveStates(batchId, outcome.states)
+        for output in self._outputs.values():
+            output.keepMicroBatch()
         self._lastBatch = max(self._lastBatch, batchId)
         read = sum(outcome.counts["itemsOut", name] for name in self._sourceNames)
         with self._lock:

@@ -9,7 +9,9 @@ Hadoop's do), and the commit moves the part files up, ``_SUCCESS`` last (a strea
 ``n`` moves its non-empty part files up as ``part-<n>-<partition>``, one rename each, so no reader
 sees a partial file, and no ``_SUCCESS``: a stream has no end). An abort removes the
 staging directory, the files the commit moved, the directory if it is still empty, and the
-parents the job created, if empty: never anything the job did not create.
+parents the job created, if empty: never anything the job did not create. A stream's micro-batch,
+once committed, is kept for good: an abort (a cancel, a suspension, a failure) rolls back only
+the micro-batch in progress, and a directory that a micro-batch committed to stays.
 """
 
 import os
@@ -39,6 +41,9 @@ class OutputDirectoryClaim:
     def __init__(self, directory: str, origin: str, resumes: bool = False) -> None:
         self.directory, self.origin, self._resumes = directory, origin, resumes
         self._claimed = False
+        self._kept = False
+        """Whether a committed micro-batch (this run's or an earlier run's) wrote here: the
+        directory then stays whatever happens."""
         self._batch: int | None = None
         self._moved: list = []
 
@@ -48,13 +53,18 @@ class OutputDirectoryClaim:
         self._batch, self._moved = batch, []
         self.staging = self._stagingPath()
 
+    def keepMicroBatch(self) -> None:
+        """Keep the files the current micro-batch moved in for good: it committed, so no abort
+        removes them, nor the directory."""
+        self._moved, self._kept = [], True
+
     def claimOnce(self) -> None:
         """Claim the directory unless this job already did (a stream's later micro-batches, or
         a restarted stream job's earlier run: then the directory is taken as it is)."""
         if self._claimed:
             return
         if self._resumes and self._exists():
-            self._claimed = True
+            self._claimed = self._kept = True
             self._removeLeftStaging()
         else:
             self.claim()
@@ -155,7 +165,8 @@ class LocalOutputDirectory(OutputDirectoryClaim):
             shutil.rmtree(self.staging, ignore_errors=True)
             for name in self._moved:
                 _removeQuietly(os.remove, os.path.join(self.target, name))
-            _removeQuietly(os.rmdir, self.target)
+            if not self._kept:
+                _removeQuietly(os.rmdir, self.target)
         for parent in reversed(self._createdParents):
             _removeQuietly(os.rmdir, parent)
 
@@ -263,7 +274,7 @@ class HadoopOutputDirectory(OutputDirectoryClaim):
             self._quietly(lambda: self._fs.delete(self.staging, True))
             for path in self._moved:
                 self._quietly(lambda: self._fs.delete(path, False))
-        for path in ([self.target] if self._claimed else []) + self._createdParents:
+        for path in ([self.target] if self._claimed and not self._kept else []) + self._createdParents:
             self._quietly(lambda: self._deleteIfEmpty(path))
 
     def _deleteIfEmpty(self, path) -> None:
