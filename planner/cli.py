@@ -13,7 +13,7 @@ import attrs
 
 from sparkjet.coredag.errors import Interrupted, reducedTraceback
 from sparkjet.planner.jet import MASTER_VARIABLE, OnlyPlanned, watchingJobs
-from sparkjet.planner.render import writePlanSvg
+from sparkjet.planner.render import writePlanSvg, writeText
 
 EXAMPLES = """examples:
   sparkjet plan -m sparkjet.examples.word_count --svg plan.svg  draw the plan, run nothing
@@ -201,9 +201,8 @@ def planScript(
     for number, job in enumerate(jobs, start=1):
         name, planned = job.name, job.plan
         if dot:
-            with open(_numbered(dot, number), "w", encoding="utf-8") as file:
-                file.write(planned.toDotString() + "\n")
-            print(f"wrote the Core DAG of {name} to {_numbered(dot, number)}", file=sys.stderr)
+            written = writeText(_numbered(dot, number), planned.toDotString() + "\n", "the Core DAG's DOT text")
+            print(f"wrote the Core DAG of {name} to {written}", file=sys.stderr)
         if svg:
             written, note = writePlanSvg(planned, _numbered(svg, number))
             print(note or f"wrote the plan of {name} to {written}", file=sys.stderr)

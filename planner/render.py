@@ -10,11 +10,15 @@ Every element carries an id and a class for pages that embed the SVG: stages ``s
 legend ``legend`` (its parts: class ``legend``). Tooltips hold full names and figures.
 """
 
+import contextlib
+import os
 import re
+from collections.abc import Iterator
 
 import attrs
 import graphviz
 
+from sparkjet.coredag.errors import OutputError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.dot import (
     dagToGraphviz,
@@ -256,4 +260,38 @@ def writePlanSvg(work: Plan | Pipeline | DAG, path: str, metrics: JobMetrics | N
     without ``dot``, write the DOT text instead.
 
     Returns the path written and, when it is DOT text, a note saying how to get the SVG."""
-    return writeSvg(screenPicture(planOf(work), metrics), path)
+    picture = screenPicture(planOf(work), metrics)
+    with writingFile(path, "the plan's picture"):
+        return writeSvg(picture, path)
+
+
+@contextlib.contextmanager
+def writingFile(path: str, what: str) -> Iterator[None]:
+    """Make the directories ``path`` needs, then run the block that writes ``what`` there; an
+    OSError of either is an OutputError saying in one line what could not be written where, and why."""
+    try:
+        os.makedirs(os.path.dirname(path) or os.curdir, exist_ok=True)
+        yield
+    except OSError as cause:
+        raise OutputError(
+            f"Cannot write {what} to '{path}': {_whyNot(path, cause)}; "
+            "give a path whose directories you can create and write in"
+        ) from cause
+
+
+def _whyNot(path: str, cause: OSError) -> str:
+    """Return why ``path`` could not be written: the file in the place of a directory it needs,
+    else what the system said."""
+    parent = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        return f"'{parent}' is a file, not a directory"
+    return f"{cause.strerror or cause}: '{cause.filename}'" if cause.filename else str(cause.strerror or cause)
+
+
+def writeText(path: str, text: str, what: str) -> str:
+    """Write ``text``, which is ``what``, into ``path``, making the directories it needs; return the path."""
+    with writingFile(path, what), open(path, "w", encoding="utf-8") as file:
+        file.write(text)
+    return path

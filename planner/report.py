@@ -10,7 +10,7 @@ from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import EdgeMetrics, JobMetrics, VertexMetrics
 from sparkjet.pipeline.pipeline import Pipeline
 from sparkjet.planner.planning import Plan, planOf
-from sparkjet.planner.render import edgeKinds, planSvg
+from sparkjet.planner.render import edgeKinds, planSvg, writeText
 
 STYLE = """
 body { font-family: sans-serif; margin: 2em; color: #222; }
@@ -149,10 +149,9 @@ def reportHtml(work: Plan | Pipeline | DAG, metrics: JobMetrics) -> str:
 
 
 def writeReport(work: Plan | Pipeline | DAG, path: str, metrics: JobMetrics) -> str:
-    """Write the report of a finished job into ``path`` (see reportHtml); return the path."""
-    with open(path, "w", encoding="utf-8") as file:
-        file.write(reportHtml(work, metrics))
-    return path
+    """Write the report of a finished job into ``path`` (see reportHtml), making the directories
+    it needs; return the path."""
+    return writeText(path, reportHtml(work, metrics), "the job's report")
 
 
 def _drawingSection(planned: Plan, metrics: JobMetrics) -> str:

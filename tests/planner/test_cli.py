@@ -64,6 +64,21 @@ def test_plan_writes_dot_and_svg(script, tmp_path, capsys):
     assert "wrote the plan of job-" in captured.err and "wrote the plan" not in captured.out
 
 
+def test_plan_makes_the_directories_its_files_go_in(script, tmp_path, capsys):
+    dot, svg = tmp_path / "out" / "plan.dot", tmp_path / "pictures" / "of" / "plan.svg"
+    assert main(["plan", str(script), "--dot", str(dot), "--svg", str(svg)]) == 0
+    assert dot.read_text().startswith("digraph DAG {") and "<svg" in svg.read_text()
+
+
+def test_a_file_where_a_directory_should_be_is_named_in_one_line(script, tmp_path, capsys):
+    (tmp_path / "out").write_text("")
+    assert main(["plan", str(script), "--dot", str(tmp_path / "out" / "plan.dot")]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"sparkjet: OutputError: Cannot write the Core DAG's DOT text to '{tmp_path}/out/plan.dot': "
+        f"'{tmp_path}/out' is a file, not a directory; give a path whose directories you can create and write in"
+    ]
+
+
 def test_svg_without_dot_program_writes_dot_text_and_says_how_to_install(
     script, tmp_path, capsys, monkeypatch
 ):

@@ -1,6 +1,7 @@
 """Pictures of a plan: which vertices run each stage, and the SVG that draws the pipeline, its
 Core DAG and, after a run, the job's figures. SVG tests read the drawing as XML."""
 
+import os
 import re
 import runpy
 import shutil
@@ -12,6 +13,7 @@ import attrs
 import graphviz
 import pytest
 
+from sparkjet.coredag.errors import OutputError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.dot import edgeCaption
 from sparkjet.coredag.model.metrics import EdgeMetrics, JobMetrics, StageMetrics, VertexMetrics
@@ -335,6 +337,30 @@ def test_without_dot_the_plan_with_figures_is_written_as_dot_text(tmp_path, monk
     written, note = writePlanSvg(wordCount(), str(tmp_path / "plan.svg"), wordCountMetrics())
     assert written == str(tmp_path / "plan.dot") and "apt-get install graphviz" in note
     assert "filter: 1,000 -> 100 (-90%)" in (tmp_path / "plan.dot").read_text()
+
+
+def test_the_plan_is_written_into_directories_made_for_it(tmp_path):
+    path = tmp_path / "out" / "plans" / "plan.svg"
+    written, note = writePlanSvg(wordCount(), str(path))
+    assert os.path.dirname(written) == str(path.parent) and os.path.isfile(written)
+
+
+def test_without_dot_the_dot_text_goes_into_directories_made_for_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    written, note = writePlanSvg(wordCount(), str(tmp_path / "out" / "plan.svg"))
+    assert written == str(tmp_path / "out" / "plan.dot") and "apt-get install graphviz" in note
+    assert (tmp_path / "out" / "plan.dot").read_text().startswith("digraph")
+
+
+def test_a_directory_that_cannot_be_made_is_named_in_one_line(tmp_path):
+    (tmp_path / "out").write_text("a file where the directory should be")
+    path = tmp_path / "out" / "plan.svg"
+    with pytest.raises(OutputError) as raised:
+        writePlanSvg(wordCount(), str(path))
+    assert str(raised.value) == (
+        f"Cannot write the plan's picture to '{path}': '{path.parent}' is a file, not a directory; "
+        "give a path whose directories you can create and write in"
+    )
 
 
 # Every tutorial's plan, and a big one

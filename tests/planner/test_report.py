@@ -200,6 +200,12 @@ def test_without_the_dot_program_the_report_says_how_to_install_it(pipeline, tmp
     assert len(Page(page).rows("vertex")) == len(list(plan(pipeline).vertices()))
 
 
+def test_the_report_is_written_into_directories_made_for_it(pipeline, tmp_path):
+    path = tmp_path / "out" / "reports" / "report.html"
+    assert writeReport(pipeline, str(path), madeUpMetrics(plan(pipeline))) == str(path)
+    assert path.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
 def chromium(tmp_path, *arguments: str) -> str:
     """Run headless Chromium with a profile of its own on ``arguments``; return its output."""
     profile = f"--user-data-dir={tmp_path / 'profile'}"
