@@ -11,6 +11,7 @@ from sparkjet.coredag import (
     AbstractProcessor,
     DagError,
     Edge,
+    EdgeConfig,
     Inbox,
     InputError,
     Interrupted,
@@ -27,6 +28,9 @@ from sparkjet.coredag import (
     UserFunctionError,
     Vertex,
 )
+from sparkjet.coredag.processors.aggregation import AccumulateByKeyP, CombineByKeyP
+from sparkjet.coredag.processors.sinks import ListSinkP
+from sparkjet.coredag.processors.sources import ReadFilesP
 from sparkjet.pipeline import (
     AggregateOperation,
     AggregateOperations,
@@ -35,7 +39,9 @@ from sparkjet.pipeline import (
     AssertionSinks,
     BatchStage,
     BatchStageWithKey,
+    ItemsByTag,
     JoinClause,
+    KeyedWindowResult,
     Pipeline,
     PipelineError,
     ServiceFactories,
@@ -43,16 +49,20 @@ from sparkjet.pipeline import (
     Sinks,
     SourceBuilder,
     Sources,
+    Tag,
     TestSources,
     WindowDefinition,
+    WindowResult,
     wholeItem,
 )
-from sparkjet.planner import Jet, Job, PlanningError, plan
+from sparkjet.planner import Jet, Job, JobStatus, PlanningError, plan
 from sparkjet.planner.exported_snapshot import JobStateSnapshot, SnapshotError
 from sparkjet.planner.job_config import JobConfig, ProcessingGuarantee
+from sparkjet.planner.render import writePlanSvg
 
 __all__ = [
     "AbstractProcessor",
+    "AccumulateByKeyP",
     "AggregateOperation",
     "AggregateOperations",
     "AssertionCompletedException",
@@ -60,18 +70,24 @@ __all__ = [
     "Assertions",
     "BatchStage",
     "BatchStageWithKey",
+    "CombineByKeyP",
     "DAG",
     "DagError",
     "Edge",
+    "EdgeConfig",
     "Inbox",
     "InputError",
     "Interrupted",
+    "ItemsByTag",
     "Jet",
     "Job",
     "JobError",
     "JobConfig",
     "JobStateSnapshot",
+    "JobStatus",
     "JoinClause",
+    "KeyedWindowResult",
+    "ListSinkP",
     "Outbox",
     "OutputError",
     "Partitioner",
@@ -82,6 +98,7 @@ __all__ = [
     "ProcessorContext",
     "ProcessingGuarantee",
     "ProcessorContractError",
+    "ReadFilesP",
     "RoutingPolicy",
     "ServiceFactories",
     "ServiceFactory",
@@ -91,10 +108,13 @@ __all__ = [
     "SourceBuilder",
     "Sources",
     "SparkjetError",
+    "Tag",
     "TestSources",
     "UserFunctionError",
     "Vertex",
     "WindowDefinition",
+    "WindowResult",
     "plan",
     "wholeItem",
+    "writePlanSvg",
 ]
