@@ -323,6 +323,14 @@ def test_html_after_a_module_is_the_modules_and_the_note_says_where_it_goes(jobs
     ) in capsys.readouterr().err
 
 
+def test_planning_the_packaged_word_count_prints_the_plan_and_no_results(capsys, monkeypatch):
+    monkeypatch.delitem(sys.modules, "sparkjet.examples.word_count", raising=False)  # run it as python -m would
+    assert main(["plan", "-m", "sparkjet.examples.word_count", "--explain"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Core DAG of 5 vertices and 4 edges\n")
+    assert "most frequent words" not in out
+
+
 @pytest.mark.parametrize("command", ["plan", "run"])
 def test_a_missing_module_exits_with_a_reason(command, capsys):
     assert main([command, "-m", "sparkjet.examples.absent"]) == 2

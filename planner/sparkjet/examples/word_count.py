@@ -10,7 +10,7 @@ import pathlib
 import re
 from glob import escape as escapeGlob
 
-from sparkjet import AggregateOperations, Jet, Pipeline, Sinks, Sources, wholeItem
+from sparkjet import AggregateOperations, Jet, JobStatus, Pipeline, Sinks, Sources, wholeItem
 
 BUNDLED_TEXT = pathlib.Path(__file__).resolve().parent / "data" / "coriolanus.txt"
 """The text the example counts when given no PATH: about 4 KB of Coriolanus."""
@@ -43,7 +43,8 @@ def filesAt(path: pathlib.Path) -> tuple[str, str]:
 
 
 def main(argv: list[str] | None = None) -> list[tuple[str, int]]:
-    """Count the words, print the most frequent ones; return them."""
+    """Count the words, print the most frequent ones; return them (none when ``sparkjet plan``
+    only plans the job: then nothing ran, and nothing is printed)."""
     parser = argparse.ArgumentParser(prog="sparkjet.examples.word_count", description=__doc__.splitlines()[0])
     parser.add_argument(
         "path", metavar="PATH", nargs="?", type=pathlib.Path, default=BUNDLED_TEXT,
@@ -54,7 +55,10 @@ def main(argv: list[str] | None = None) -> list[tuple[str, int]]:
 
     jet = Jet()
     try:
-        jet.newJob(wordCountPipeline(*filesAt(args.path))).join()
+        job = jet.newJob(wordCountPipeline(*filesAt(args.path)))
+        job.join()
+        if job.getStatus() is JobStatus.NOT_RUNNING:  # sparkjet plan: planned, not run
+            return []
         top = sorted(jet.getList("counts"), key=lambda entry: (-entry[1], entry[0]))[: args.top]
     finally:
         jet.shutdown()
