@@ -1,19 +1,22 @@
 """Jet's ``SlidingWindowP``: aggregation by key and window on watermarks, in one stage or two.
 
 Events accumulate into frames, keyed by the frame's end (``higherFrameTs`` of the event's time).
-A watermark emits every window ending at or before it, in order, then the watermark, and evicts
-the frames no later window needs; a sliding window is patched frame by frame with the operation's
-deduct where it has one. Events of frames behind the last emitted window are late: dropped and
-counted. ``accumulateByFrameP`` is the first of two stages (each frame's partial accumulators,
-emitted as ``KeyedWindowResult``), ``combineToSlidingWindowP`` the second; ``aggregateToSlidingWindowP``
-does both in one. The state (frames, the window being slid, the next window to emit, counters) is
-plain Python values.
+A watermark emits every window ending at or before it that holds a frame, in order, then the
+watermark, and evicts the frames no later window needs; windows without a frame are skipped, not
+walked (one event in the year 3000 is one window, not 3e10 empty ones). A sliding window is
+patched frame by frame with the operation's deduct where it has one. Events of frames behind the
+last emitted window are late: dropped and counted. ``accumulateByFrameP`` is the first of two
+stages (each frame's partial accumulators, emitted as ``KeyedWindowResult``),
+``combineToSlidingWindowP`` the second; ``aggregateToSlidingWindowP`` does both in one. The
+state (frames, the window being slid, the next window to emit, counters) is plain Python values.
 
 Snapshots are Jet's: the last stage saves each frame's accumulator per key and the next window to
 emit; the first stage saves nothing, emitting its frames downstream instead (so a stream's
 micro-batches flush the first stage's frames to the last, which keeps them).
 """
 
+import bisect
+import heapq
 from collections.abc import Callable, Iterator
 from typing import ClassVar
 
@@ -88,7 +91,11 @@ class SlidingWindowProcessor(WindowProcessor):
         self._supplier = supplier
         self._policy, self._op = supplier.winPolicy, supplier.aggrOp
         self.tsToKeyToAcc: dict[int, dict] = {}
+        self._frameHeap: list[int] = []
+        """The frames held, lowest first, and some evicted ones (dropped as they come up)."""
         self.slidingWindow: dict | None = None
+        self._slidingWindowEnd = LONG_MIN
+        """The end of the window ``slidingWindow`` holds."""
         self.nextWinToEmit = LONG_MIN
         self.topTs = LONG_MIN
         self._emptyAcc = self._op.createFn()
@@ -100,7 +107,7 @@ class SlidingWindowProcessor(WindowProcessor):
             self.lateEventsDropped += 1
             return
         key = self._supplier.keyFns[ordinal](item)
-        frame = self.tsToKeyToAcc.setdefault(frameTs, {})
+        frame = self._frame(frameTs)
         acc = frame[key] if key in frame else self._op.createFn()
         frame[key] = self._op.accumulateFn(acc, (ordinal, item) if self._op.arity > 1 else item)
         self.topTs = max(self.topTs, frameTs)
@@ -136,7 +143,7 @@ class SlidingWindowProcessor(WindowProcessor):
                 return
             self._minRestoredNextWinToEmit = lowestRestored(key, NEXT_WIN_TO_EMIT, value, self._minRestoredNextWinToEmit)
             return
-        frame = self.tsToKeyToAcc.setdefault(key.timestamp, {})
+        frame = self._frame(key.timestamp)
         if key.key in frame:
             raise ProcessorContractError(f"Duplicate key in snapshot: {key!r}")
         frame[key.key] = value
@@ -157,6 +164,14 @@ class SlidingWindowProcessor(WindowProcessor):
             self._output = self._windowsUpTo(self.topTs + self._policy.windowSize - self._policy.frameSize)
         return self._emitOutput()
 
+    def _frame(self, frameTs: int) -> dict:
+        """Return the accumulators by key of the frame ending at ``frameTs``, a new one if needed."""
+        frame = self.tsToKeyToAcc.get(frameTs)
+        if frame is None:
+            frame = self.tsToKeyToAcc[frameTs] = {}
+            heapq.heappush(self._frameHeap, frameTs)
+        return frame
+
     def _closeWindows(self, watermark: Watermark) -> Iterator:
         yield from self._windowsUpTo(watermark.timestamp)
         if not watermark.isIdle():
@@ -164,18 +179,38 @@ class SlidingWindowProcessor(WindowProcessor):
         yield watermark
 
     def _windowsUpTo(self, end: int) -> Iterator:
-        """Yield the results of every window ending at or before ``end``, evicting as it goes."""
+        """Yield the results of every window ending at or before ``end`` that holds a frame,
+        evicting as it goes."""
         start = self._startingWindowTs(end)
         if start == LONG_MIN:
             return
-        step, windowSize = self._policy.frameSize, self._policy.windowSize
-        for winEnd in range(start, min(end, LONG_MAX - step) + 1, step):
+        for winEnd in self._windowEnds(start, end, self._evictingLowestFrameAbove):
             for key, acc in list(self._computeWindow(winEnd).items()):
-                yield self._result(winEnd - windowSize, winEnd, key, self._op.finishFn(acc), False)
+                yield self._result(winEnd - self._policy.windowSize, winEnd, key, self._op.finishFn(acc), False)
             self._completeWindow(winEnd)
-            if not self.tsToKeyToAcc and (self.slidingWindow is None or not self.slidingWindow):
-                self.slidingWindow = None
+
+    def _windowEnds(self, start: int, end: int, lowestFrameAbove: Callable[[int], int | None]) -> Iterator[int]:
+        """Yield the ends of the windows from ``start`` to ``end`` that hold a frame, jumping
+        over those that hold none to the lowest frame ``lowestFrameAbove(t)`` finds after ``t``."""
+        step, windowSize = self._policy.frameSize, self._policy.windowSize
+        winEnd = start
+        while winEnd <= end:
+            lowest = lowestFrameAbove(winEnd - windowSize)
+            if lowest is None:
                 return
+            if lowest > winEnd:
+                winEnd = self._policy.higherFrameTs(lowest - 1)
+                continue
+            yield winEnd
+            winEnd += step
+
+    def _evictingLowestFrameAbove(self, bound: int) -> int | None:
+        """Return the lowest frame held above ``bound``; evict those at or below it: no window
+        still to emit holds them."""
+        heap = self._frameHeap
+        while heap and (heap[0] <= bound or heap[0] not in self.tsToKeyToAcc):
+            self.tsToKeyToAcc.pop(heapq.heappop(heap), None)
+        return heap[0] if heap else None
 
     def _result(self, start: int, end: int, key: object, result: object, isEarly: bool) -> object:
         return self._supplier.outputFn(start, end, key, result, isEarly)
@@ -192,19 +227,27 @@ class SlidingWindowProcessor(WindowProcessor):
             return self.tsToKeyToAcc.get(winEnd, {})
         if self._op.deductFn is None:
             return self._recomputeWindow(winEnd)
-        if self.slidingWindow is None:
+        if self.slidingWindow is None or self._slidingWindowEnd != winEnd - self._policy.frameSize:
             self.slidingWindow = self._recomputeWindow(winEnd)
         else:
             self._patchSlidingWindow(self._op.combineFn, self.tsToKeyToAcc.get(winEnd))
+        self._slidingWindowEnd = winEnd
         return self.slidingWindow
 
     def _recomputeWindow(self, winEnd: int) -> dict:
         window: dict = {}
-        step = self._policy.frameSize
-        for frameTs in range(winEnd - self._policy.windowSize + step, winEnd + 1, step):
-            for key, acc in self.tsToKeyToAcc.get(frameTs, {}).items():
+        for frameTs in self._framesOf(winEnd):
+            for key, acc in self.tsToKeyToAcc[frameTs].items():
                 window[key] = self._op.combineFn(window[key] if key in window else self._op.createFn(), acc)
         return window
+
+    def _framesOf(self, winEnd: int) -> list[int]:
+        """Return the frames held of the window ending at ``winEnd``, in order: looked up one by
+        one, or picked from those held where they are fewer."""
+        step, windowStart, frames = self._policy.frameSize, winEnd - self._policy.windowSize, self.tsToKeyToAcc
+        if self._policy.framesPerWindow <= len(frames):
+            return [frameTs for frameTs in range(windowStart + step, winEnd + 1, step) if frameTs in frames]
+        return sorted(frameTs for frameTs in frames if windowStart < frameTs <= winEnd)
 
     def _patchSlidingWindow(self, patch: Callable, frame: dict | None) -> None:
         if not frame:
@@ -224,21 +267,28 @@ class SlidingWindowProcessor(WindowProcessor):
 
     def _earlyWindows(self) -> Iterator | None:
         """Return early results of every window from the next to emit to the last holding a
-        frame, leaving the state as it was (None when no frame is open)."""
+        frame, skipping those without one and leaving the state as it was (None when no frame
+        is open)."""
         start = self._startingWindowTs(LONG_MAX)
         if self.topTs == LONG_MIN or start == LONG_MIN:
             return None
-        return self._earlyResultsFrom(start)
+        frames = sorted(self.tsToKeyToAcc)
 
-    def _earlyResultsFrom(self, start: int) -> Iterator:
-        step, windowSize = self._policy.frameSize, self._policy.windowSize
-        for winEnd in range(start, self.topTs + windowSize - step + 1, step):
+        def lowestFrameAbove(bound: int) -> int | None:
+            index = bisect.bisect_right(frames, bound)
+            return frames[index] if index < len(frames) else None
+
+        end = self.topTs + self._policy.windowSize - self._policy.frameSize
+        return self._earlyResults(self._windowEnds(start, end, lowestFrameAbove))
+
+    def _earlyResults(self, winEnds: Iterator[int]) -> Iterator:
+        for winEnd in winEnds:
             if self._policy.isTumbling():
                 window = self.tsToKeyToAcc.get(winEnd, {})
             else:
                 window = self._recomputeWindow(winEnd)
             for key, acc in list(window.items()):
-                yield self._result(winEnd - windowSize, winEnd, key, self._op.exportFn(acc), True)
+                yield self._result(winEnd - self._policy.windowSize, winEnd, key, self._op.exportFn(acc), True)
 
 
 def frameResultTimestamp(result: KeyedWindowResult) -> int:

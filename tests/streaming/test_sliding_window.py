@@ -1,9 +1,12 @@
 """Jet's SlidingWindowPTest and SlidingWindowPolicyTest, ported; then windows checked against a
 plain-Python count per window, one stage and two, with and without deduct, late events excluded."""
 
+import contextlib
 import operator
 import random
+import sys
 from collections import Counter, defaultdict
+from datetime import datetime, timezone
 
 import pytest
 
@@ -242,3 +245,89 @@ def test_early_results_then_one_final_result():
     assert outbox.drainBucket(0) == [KeyedWindowResult(0, 10, "a", 2, False), Watermark(10)]
     now[0] = 300
     assert processor.tryProcess() and outbox.drainBucket(0) == []  # nothing open any more
+
+
+# far apart in time: windows without a frame are skipped, not walked
+
+YEAR_3000 = int(datetime(3000, 1, 1, tzinfo=timezone.utc).timestamp() * 1000)
+FAR_APART = [(5, "a"), (1500, "b"), (2999, "a"), (YEAR_3000 + 7, "a"), (YEAR_3000 + 1001, "b")]
+
+
+@contextlib.contextmanager
+def callBudget(limit: int = 50_000):
+    """Fail once the code inside makes more than ``limit`` calls: walking the 3e10 empty windows
+    between now and the year 3000 would take hours."""
+    calls = 0
+
+    def count(frame, event, arg):
+        nonlocal calls
+        calls += event in ("call", "c_call")
+        if calls > limit:
+            raise AssertionError(f"more than {limit} calls: the windows without a frame were walked")
+
+    sys.setprofile(count)
+    try:
+        yield
+    finally:
+        sys.setprofile(None)
+
+
+def windowCounts(output: list) -> Counter:
+    results = [item for item in output if not isinstance(item, Watermark)]
+    assert len(results) == len({(r.start, r.end, r.key) for r in results})
+    return Counter({(r.start, r.end, r.key): r.result for r in results})
+
+
+@pytest.mark.parametrize("size, slide", [(1000, 1000), (3000, 1000)], ids=["tumbling", "sliding"])
+@pytest.mark.parametrize("op", [counting, countingWithoutDeduct], ids=["deduct", "no-deduct"])
+@pytest.mark.parametrize(
+    "before, after", [([0], [YEAR_3000 + 5000]), ([], []), ([], [YEAR_3000 + 1500])],
+    ids=["wm-0-then-3000", "no-wm", "wm-3000"],
+)
+def test_an_event_in_the_year_3000_is_one_window_not_a_walk_to_it(size, slide, op, before, after):
+    policy = slidingWinPolicy(size, slide)
+    watermarks = [Watermark(timestamp) for timestamp in before + after]
+    items = FAR_APART[:3] + watermarks[: len(before)] + FAR_APART[3:] + watermarks[len(before):]
+    with callBudget():
+        oneStage = run(aggregateToSlidingWindowP((second,), (first,), policy, op(), "w"), items)
+        frames = run(accumulateByFrameP((second,), (first,), policy, op(), "w-prepare"), items)
+        twoStage = run(combineToSlidingWindowP(policy, op(), "w"), frames)
+    expected = countsPerWindow(FAR_APART, size, slide)
+    assert windowCounts(oneStage) == expected and windowCounts(twoStage) == expected
+    assert [item for item in oneStage if isinstance(item, Watermark)] == watermarks
+
+
+def test_a_jump_to_the_year_3000_verifies_with_snapshots_after_every_item(case):
+    inputs = [case.event(1, 1), wm(0), case.event(YEAR_3000, 2), wm(YEAR_3000 + 3)]
+    expected = [wm(0)] + [outboxFrame(ts, 1) for ts in range(1, 5)]
+    expected += [outboxFrame(YEAR_3000 + ts, 2) for ts in range(4)] + [wm(YEAR_3000 + 3)]
+    with callBudget(500_000):
+        verifyProcessor(case.supplier).input(inputs).expectOutput(expected).verify()
+
+
+def test_early_results_skip_the_windows_without_a_frame():
+    now = [0]
+    supplier = aggregateToSlidingWindowP(
+        (second,), (first,), slidingWinPolicy(2000, 1000), counting(), "w", earlyResultsPeriod=100,
+        clock=lambda: now[0],
+    )
+    processor = supplier()
+    outbox = Outbox(1, None)
+    processor.init(outbox, ProcessorContext("w", 0, 1))
+    for item in [(5, "a"), Watermark(0), (YEAR_3000 + 7, "a")]:
+        (processor.tryProcessWatermark if isinstance(item, Watermark) else processor.tryProcess0)(item)
+    outbox.drainBucket(0)
+    now[0] = 100
+    with callBudget():
+        assert processor.tryProcess()
+    assert outbox.drainBucket(0) == [
+        KeyedWindowResult(start, start + 2000, "a", 1, True) for start in (-1000, 0, YEAR_3000 - 1000, YEAR_3000)
+    ]
+
+
+def test_a_long_window_of_short_slides_combines_only_the_frames_it_holds():
+    policy = slidingWinPolicy(20_000, 10)  # 2,000 frames a window, each of 3,000 windows holding one or two
+    events = [(5, "a"), (10_000, "b")]
+    with callBudget(1_000_000):
+        output = run(aggregateToSlidingWindowP((second,), (first,), policy, countingWithoutDeduct(), "w"), events)
+    assert windowCounts(output) == countsPerWindow(events, 20_000, 10)
