@@ -150,6 +150,17 @@ class SocketP(StreamSourceP):
         lines = spark.readStream.format("socket").option("host", self.host).option("port", self.port).load()
         return self.streamRows(lines, text="value")
 
+    def cannotReplay(self) -> str:
+        """Return why the socket's lines cannot be read again: Spark keeps them in memory only."""
+        return (
+            f"Sources.socket('{self.host}', {self.port}) cannot give its lines again after a restart "
+            "(Spark's socket source keeps them in the driver's memory only, so a restarted job fails "
+            "on offsets it no longer has): run the job without a processing guarantee "
+            "(ProcessingGuarantee.NONE: started again, it reads what the server sends from then on), "
+            "or have the server write its lines to files, each written elsewhere and renamed into a "
+            "directory that Sources.fileWatcher reads, which a restarted job reads again"
+        )
+
     def rowConverter(self) -> TextLines:
         """Return the lines as they are."""
         return TextLines()

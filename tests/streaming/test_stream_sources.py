@@ -23,7 +23,7 @@ from sparkjet import (
 from sparkjet.coredag.api.standard import preflightDag
 from sparkjet.coredag.model.jet_event import JetEvent
 from sparkjet.coredag.model.simple_event import SimpleEvent
-from sparkjet.coredag.processors.stream_sources import GeneratedEvents, PickledEvents
+from sparkjet.coredag.processors.stream_sources import FileWatcherP, GeneratedEvents, PickledEvents, SocketP
 from sparkjet.pipeline import PipelineError
 
 
@@ -167,3 +167,19 @@ def test_a_stream_job_refuses_a_dataframe_sink_before_it_starts():
     p.readFrom(Sources.fileWatcher("in")).withoutTimestamps().writeTo(Sinks.dataframe("frame"))
     with pytest.raises(DagError, match=r"takes a stream, but Sinks\.dataframe makes one whole DataFrame per job"):
         Jet().newJob(p)
+
+
+def test_a_socket_source_says_why_a_guaranteed_job_cannot_restart_from_it_and_what_to_use():
+    socket = SocketP("localhost", 9999, sourceId="socketSource(localhost:9999)")
+    assert socket.cannotReplay() == (
+        "Sources.socket('localhost', 9999) cannot give its lines again after a restart (Spark's socket "
+        "source keeps them in the driver's memory only, so a restarted job fails on offsets it no longer "
+        "has): run the job without a processing guarantee (ProcessingGuarantee.NONE: started again, it "
+        "reads what the server sends from then on), or have the server write its lines to files, each "
+        "written elsewhere and renamed into a directory that Sources.fileWatcher reads, which a restarted "
+        "job reads again"
+    )
+
+
+def test_a_watched_directory_can_be_read_again_after_a_restart():
+    assert FileWatcherP("in", sourceId="fileWatcherSource(in/*)").cannotReplay() is None
