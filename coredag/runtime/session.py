@@ -30,6 +30,14 @@ UI_VARIABLE = "SPARKJET_UI"
 
 _OFF = frozenset({"0", "false", "no", "off"})
 
+LOCAL_IP_VARIABLE = "SPARK_LOCAL_IP"
+"""The address Spark's JVM binds to (its web UI, else on every interface, and its driver); no
+setting names the UI's address, so a local session sparkjet starts gets ``127.0.0.1``."""
+
+LOOPBACK = "127.0.0.1"
+
+_ADDRESS_SETTINGS = ("spark.driver.bindAddress", "spark.driver.host")
+
 WORKER_DAEMON = "sparkjet.coredag.runtime.worker_daemon"
 """The daemon of sparkjet's Python workers (``spark.python.daemon.module``), where they can
 import sparkjet when they start: always on a local master, and on another one where sparkjet is
@@ -83,7 +91,7 @@ def embeddedSession(master: str | None = None, appName: str = "sparkjet", ui: bo
     ``--conf``, ``--py-files``, the UI); sparkjet only adds what it needs and the user did not
     set. Outside spark-submit, the session shows Spark's web UI unless ``ui`` (see ``uiWanted``)
     or a ``spark.ui.enabled`` of the user's says not; where it has one, its address is said once
-    on stderr. On a local master its Python workers run this interpreter with this ``sys.path``
+    on stderr. A local session listens on 127.0.0.1 alone (see ``loopbackOnly``). On a local master its Python workers run this interpreter with this ``sys.path``
     and import PySpark compiled (see sparkjet.coredag.runtime.worker_daemon), and failed tasks
     are retried (see ``retryingMaster``). On any other master the workers need nothing installed:
     sparkjet ships itself (see ``readyForSparkjet``). A ``master`` other than the running
@@ -104,9 +112,30 @@ def embeddedSession(master: str | None = None, appName: str = "sparkjet", ui: bo
     _addShippedZipToExecutorPath(conf)
     for key, value in settings.items():
         conf.setIfMissing(key, value)
-    session = SparkSession.builder.config(conf=conf).getOrCreate()
+    with loopbackOnly(conf, started=submitted is None):
+        session = SparkSession.builder.config(conf=conf).getOrCreate()
     announceUi(session.sparkContext)
     return readyForSparkjet(session)
+
+
+@contextlib.contextmanager
+def loopbackOnly(conf: SparkConf, started: bool) -> Iterator[None]:
+    """Start, in the block, the JVM of a local session listening on 127.0.0.1 alone: its web UI
+    and its driver, which Spark binds to ``SPARK_LOCAL_IP`` (the UI, without it, to every
+    interface). Nothing is changed where sparkjet does not start the JVM (``started``: not
+    spark-submit; no JVM already running), the master is not local, or the user chose an address
+    (``SPARK_LOCAL_IP``, ``spark.driver.bindAddress`` or ``spark.driver.host``); the variable is
+    the JVM's alone, this process's environment is left as it was."""
+    master = conf.get("spark.master", DEFAULT_MASTER)
+    chosen = LOCAL_IP_VARIABLE in os.environ or any(conf.contains(key) for key in _ADDRESS_SETTINGS)
+    if not started or SparkContext._gateway is not None or chosen or _LOCAL_MASTER.fullmatch(master) is None:
+        yield
+        return
+    os.environ[LOCAL_IP_VARIABLE] = LOOPBACK
+    try:
+        yield
+    finally:
+        os.environ.pop(LOCAL_IP_VARIABLE, None)
 
 
 def announceUi(sc: SparkContext) -> None:

@@ -1,9 +1,14 @@
 """Spark's web UI in the sessions sparkjet starts: on unless turned off, its address said once on
 stderr, its Spark jobs named after the sparkjet job and vertex; reachable on 127.0.0.1 while a
-job runs. Spark runs one session per process, so the session with a UI runs in a script."""
+job runs, and on no other address: a local session's JVM listens on 127.0.0.1 alone (issue 25,
+point 11). Spark runs one session per process, so the session with a UI runs in a script."""
 
+import contextlib
+import glob
+import ipaddress
 import os
 import re
+import socket
 import subprocess
 import sys
 import textwrap
@@ -72,6 +77,9 @@ def test_a_started_session_shows_the_ui_says_where_once_and_names_spark_jobs_in_
         assert seen and UI_LINE.fullmatch(seen[-1]), "no 'Spark UI:' line on stderr:\n" + "\n".join(seen)
         port = UI_LINE.fullmatch(seen[-1]).group(2)
         jobsPageNaming(f"http://127.0.0.1:{port}/jobs/", "sparkjet job 'ui-check': vertex 'listSink(out)'", within=120)
+        listening = listeningSockets(javaProcess(process.pid))
+        assert int(port) in {port for _, port in listening}, listening
+        assert all(isLoopback(address) for address, _ in listening), f"the JVM listens beyond 127.0.0.1: {listening}"
         released.touch()
         stdout, stderr = process.communicate(timeout=240)
     finally:
@@ -81,6 +89,49 @@ def test_a_started_session_shows_the_ui_says_where_once_and_names_spark_jobs_in_
     assert "items [0, 0, 1, 1, 2, 2, 3, 3]" in stdout
     assert "second session's UI: None" in stdout, "SPARKJET_UI=off starts a session without the UI"
     assert [line for line in seen + stderr.splitlines() if "Spark UI" in line] == [seen[-1]], "said once"
+
+
+def javaProcess(pid: int) -> int:
+    """Return the id of the JVM that process ``pid`` started (its descendant running java)."""
+    children = [int(child) for path in glob.glob(f"/proc/{pid}/task/*/children") for child in open(path).read().split()]
+    for child in children:
+        with open(f"/proc/{child}/comm") as comm:
+            if comm.read().strip() == "java":
+                return child
+    for child in children:
+        with contextlib.suppress(LookupError):
+            return javaProcess(child)
+    raise LookupError(f"process {pid} runs no java")
+
+
+def listeningSockets(pid: int) -> set[tuple[str, int]]:
+    """Return the (address, port) of each TCP socket process ``pid`` listens on, read from /proc."""
+    inodes = set()
+    for descriptor in glob.glob(f"/proc/{pid}/fd/*"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(descriptor)
+            if target.startswith("socket:["):
+                inodes.add(target[len("socket:[") : -1])
+    listening = set()
+    for table, family in (("/proc/net/tcp", socket.AF_INET), ("/proc/net/tcp6", socket.AF_INET6)):
+        if not os.path.exists(table):
+            continue
+        with open(table) as rows:
+            for row in list(rows)[1:]:
+                fields = row.split()
+                local, state, inode = fields[1], fields[3], fields[9]
+                if state == "0A" and inode in inodes:  # 0A: LISTEN
+                    address, port = local.split(":")
+                    words = [bytes.fromhex(address[i : i + 8])[::-1] for i in range(0, len(address), 8)]
+                    listening.add((socket.inet_ntop(family, b"".join(words)), int(port, 16)))
+    return listening
+
+
+def isLoopback(address: str) -> bool:
+    """Whether ``address`` (IPv4, IPv6 or IPv4 mapped into IPv6) is a loopback address."""
+    parsed = ipaddress.ip_address(address)
+    mapped = getattr(parsed, "ipv4_mapped", None)
+    return (mapped or parsed).is_loopback
 
 
 def jobsPageNaming(url: str, description: str, within: float) -> None:
