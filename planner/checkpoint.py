@@ -11,6 +11,8 @@ file source reads them where the driver wrote them. Under a Hadoop URL, that dir
 ``$SPARKJET_STATE_DIR/fed-sources/<the URL as a file name>``, found again by a job restarted on
 the same machine; one restarted on another machine finds its fed sources empty."""
 
+import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -18,10 +20,11 @@ import pickle
 import shutil
 import time
 
+from sparkjet.coredag.errors import JobError
 from sparkjet.coredag.model.event_time_policy import wallClockMillis
 from sparkjet.coredag.model.metrics import SnapshotMetrics
 from sparkjet.coredag.processors.sources import isHadoopUrl
-from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError, checkpointStorage
+from sparkjet.coredag.runtime.checkpoint_storage import WRITING, CheckpointError, checkpointStorage
 from sparkjet.planner.job_config import fileName, stateRoot
 
 STATES = "states"
@@ -41,7 +44,7 @@ class StreamCheckpoint:
     def __init__(self, location: str) -> None:
         self.location = location
         self.sourcesDirectory = (
-            os.path.join(stateRoot(), FED_SOURCES, fileName(location)) if isHadoopUrl(location) else location
+            os.path.join(stateRoot(), FED_SOURCES, urlDirectoryName(location)) if isHadoopUrl(location) else location
         )
         """The local directory of the fed sources' files."""
         self._storage = None
@@ -125,12 +128,35 @@ class StreamCheckpoint:
         self.storage.write(CLAIMED, json.dumps(claims).encode("utf-8"))
 
     def remove(self) -> None:
-        """Remove the whole checkpoint, the fed sources' files included."""
+        """Remove what the job keeps in its checkpoint (the fed sources' files included), then
+        the directory if that left it empty: never anything else found there, a files sink's
+        output or the user's own files."""
         try:
-            self.storage.removeAll()
+            for name in self.storage.names():
+                if isCheckpointEntry(name):
+                    self.storage.removeTree(name)
+            self.storage.removeIfEmpty()
         except Exception as error:  # what is left stays; the job's own outcome counts
             logger.warning("Could not remove the checkpoint '%s': %s", self.location, error)
-        shutil.rmtree(self.sourcesDirectory, ignore_errors=True)
+        for name in self.sourceNames():
+            shutil.rmtree(os.path.join(self.sourcesDirectory, name), ignore_errors=True)
+        if self.sourcesDirectory != self.location:
+            with contextlib.suppress(OSError):
+                os.rmdir(self.sourcesDirectory)
+
+
+def isCheckpointEntry(name: str) -> bool:
+    """Return whether ``name``, in a checkpoint's directory, is the job's own (what ``remove`` removes)."""
+    return name in (QUERY, STATES, CLAIMED, CLAIMED + WRITING) or name.startswith(SOURCE_PREFIX)
+
+
+def urlDirectoryName(url: str) -> str:
+    """Return a directory name of ``url``'s own: the URL encoded (``fileName``), or its SHA-256
+    in hexadecimal where that is too long (an encoded URL has a ``%``: the two never meet)."""
+    try:
+        return fileName(url, "The checkpoint")
+    except JobError:
+        return hashlib.sha256(url.encode("utf-8")).hexdigest()
 
 
 def statesName(batchId: int) -> str:

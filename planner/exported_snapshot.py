@@ -76,7 +76,7 @@ class JobStateSnapshot:
 
 def snapshotDirectory(name: str) -> str:
     """Return the directory of the snapshot exported under ``name``."""
-    return os.path.join(stateRoot(), EXPORTED, fileName(name))
+    return os.path.join(stateRoot(), EXPORTED, fileName(name, f"Snapshot '{name}'"))
 
 
 def processorKinds(dag: DAG, vertexNames) -> dict[str, str]:

@@ -2,6 +2,7 @@
 each processor starting from the state it saved at the end of the previous micro-batch."""
 
 import functools
+import re
 import tempfile
 import threading
 import time
@@ -29,7 +30,6 @@ from sparkjet.planner.exported_snapshot import (
     loadSnapshot,
     seedCheckpoint,
 )
-from sparkjet.planner.job_config import fileName
 from sparkjet.planner.suspension import Suspension
 
 TRIGGER_MILLIS = 1000
@@ -177,7 +177,7 @@ class StreamRun:
     def run(self) -> JobMetrics:
         """Run the job to its end; return its figures over every micro-batch. A files sink's
         directory is claimed first; a failed job removes it if no micro-batch wrote to it."""
-        temporary = fileName(self._jobName)
+        temporary = re.sub(r"[^A-Za-z0-9_-]", "_", self._jobName)[:40]
         checkpoint = self._keptCheckpoint or StreamCheckpoint(tempfile.mkdtemp(prefix=f"sparkjet-{temporary}-"))
         self._checkpoint, feeders, ended = checkpoint, [], False
         try:
@@ -212,7 +212,7 @@ class StreamRun:
             for rdd in self._staticOutputs.values():
                 rdd.unpersist()
             with self._microBatchRunning:
-                self._ended = not self.suspended
+                self._ended = not self.suspended or self._control.cancelled
                 if self._ended:
                     self._exportable.clear()
                 if ended or self._keptCheckpoint is None:

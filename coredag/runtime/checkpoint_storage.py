@@ -66,9 +66,20 @@ class LocalCheckpointStorage:
         """Remove file ``name``."""
         os.remove(self.url(name))
 
-    def removeAll(self) -> None:
-        """Remove the checkpoint, whatever is left of it."""
-        shutil.rmtree(self.location, ignore_errors=True)
+    def removeTree(self, name: str) -> None:
+        """Remove file or directory ``name`` with all it holds (nothing if it is not there)."""
+        path = self.url(name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        elif os.path.lexists(path):
+            os.remove(path)
+
+    def removeIfEmpty(self) -> None:
+        """Remove the checkpoint's directory if nothing is left in it."""
+        try:
+            os.rmdir(self.location)
+        except OSError:
+            pass
 
     def copyOut(self, name: str, local: str) -> None:
         """Copy ``name`` (a file or a directory) to the new local path ``local``."""
@@ -176,10 +187,14 @@ class HadoopCheckpointStorage:
         """Remove file ``name``."""
         self._fs.delete(self._path(name), False)
 
-    def removeAll(self) -> None:
-        """Remove the checkpoint, whatever is left of it."""
-        if self._fs is not None:
-            self._fs.delete(self._root, True)
+    def removeTree(self, name: str) -> None:
+        """Remove file or directory ``name`` with all it holds (nothing if it is not there)."""
+        self._fs.delete(self._path(name), True)
+
+    def removeIfEmpty(self) -> None:
+        """Remove the checkpoint's directory if nothing is left in it."""
+        if self._fs is not None and self._fs.exists(self._root) and not self._fs.listStatus(self._root):
+            self._fs.delete(self._root, False)
 
     def copyOut(self, name: str, local: str) -> None:
         """Copy ``name`` (a file or a directory) to the new local path ``local`` (no checksums)."""

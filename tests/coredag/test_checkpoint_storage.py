@@ -41,7 +41,9 @@ def test_a_local_checkpoint_copies_out_and_in_and_goes_whole(tmp_path):
     assert storage.names("copied/query/commits") == ["0"]
     storage.remove("claimed-outputs.json")
     assert not storage.exists("claimed-outputs.json")
-    storage.removeAll()
+    for name in ("query", "copied"):
+        storage.removeTree(name)
+    storage.removeIfEmpty()
     assert not (tmp_path / "cp").exists()
 
 
@@ -65,7 +67,7 @@ def test_an_unreachable_checkpoint_has_no_claims_and_its_run_fails_naming_the_jo
 def test_the_fed_sources_of_a_hadoop_checkpoint_stay_in_a_local_directory(tmp_path, monkeypatch):
     monkeypatch.setenv("SPARKJET_STATE_DIR", str(tmp_path))
     assert StreamCheckpoint("hdfs://nn:8020/cp/counts").sourceDirectory(1) == str(
-        tmp_path / "fed-sources" / "hdfs___nn_8020_cp_counts" / "source-1"
+        tmp_path / "fed-sources" / "hdfs%3A%2F%2Fnn%3A8020%2Fcp%2Fcounts" / "source-1"
     )
     assert StreamCheckpoint(str(tmp_path / "cp")).sourceDirectory(0) == str(tmp_path / "cp" / "source-0")
 

@@ -25,7 +25,7 @@ def test_a_job_config_is_jets_fluent_and_mutable_one():
 
 def test_the_default_checkpoint_is_named_after_the_job_under_the_state_directory(tmp_path, monkeypatch):
     monkeypatch.setenv("SPARKJET_STATE_DIR", str(tmp_path))
-    assert JobConfig().checkpointLocation("word counts/1") == os.path.join(tmp_path, "word_counts_1")
+    assert JobConfig().checkpointLocation("word counts/1") == os.path.join(tmp_path, "word%20counts%2F1")
     assert JobConfig().setCheckpointLocation("/elsewhere").checkpointLocation("x") == "/elsewhere"
 
 

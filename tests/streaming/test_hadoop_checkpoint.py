@@ -98,5 +98,7 @@ def test_a_write_a_crash_left_aside_is_read_there_and_moved_into_place_by_the_ne
     storage.copyIn(str(tmp_path / "copied.json"), "query/copied.json")
     assert (checkpoint / "query" / "copied.json").read_bytes() == b'["c"]'
     assert not (tmp_path / ".copied.json.crc").exists(), "copied out without Hadoop's checksums"
-    storage.removeAll()
+    for name in ("claimed-outputs.json", "query"):
+        storage.removeTree(name)
+    storage.removeIfEmpty()
     assert not checkpoint.exists()
