@@ -4,7 +4,7 @@ one watermark per source partition, the minimum over the active ones emitted."""
 import time
 from collections.abc import Callable
 
-from sparkjet.coredag.model.event_time_policy import EventTimePolicy
+from sparkjet.coredag.model.event_time_policy import EventTimePolicy, checkedTimestamp
 from sparkjet.coredag.model.watermark import IDLE_MESSAGE, LONG_MAX, LONG_MIN, Watermark
 
 NO_NATIVE_TIME = LONG_MIN
@@ -30,15 +30,16 @@ class EventTimeMapper:
         self._allAreIdle = False
 
     def flatMapEvent(self, event, partitionIndex: int, nativeEventTime: int = NO_NATIVE_TIME) -> list:
-        """Return the watermark the event lets through, if any, then the (wrapped) event."""
+        """Return the watermark the event lets through, if any, then the (wrapped) event; a
+        timestamp that is no int of epoch milliseconds is refused (see ``checkedTimestamp``)."""
         now = self._clock()
         timestampFn = self._policy.timestampFn
         if timestampFn is not None:
-            eventTime = timestampFn(event)
+            eventTime = checkedTimestamp(timestampFn(event), timestampFn)
         elif nativeEventTime == NO_NATIVE_TIME:
             raise ValueError("Neither timestampFn nor nativeEventTime specified")
         else:
-            eventTime = nativeEventTime
+            eventTime = checkedTimestamp(nativeEventTime, None)
         self._wmPolicies[partitionIndex].reportEvent(eventTime)
         self._markIdleAt[partitionIndex] = now + self._idleTimeoutNanos
         self._allAreIdle = False

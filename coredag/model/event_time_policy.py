@@ -2,12 +2,15 @@
 (Jet's ``EventTimePolicy`` and ``WatermarkPolicy``)."""
 
 import abc
+import operator
 import time
 from collections.abc import Callable
 
 import attrs
 
-from sparkjet.coredag.model.watermark import LONG_MIN
+from sparkjet.coredag.errors import SourceLocation, shorten
+from sparkjet.coredag.model.jet_event import eventTimestamp
+from sparkjet.coredag.model.watermark import LONG_MAX, LONG_MIN
 
 DEFAULT_IDLE_TIMEOUT = 60_000
 """Jet's default: a source partition with no events for 60 s is idle."""
@@ -109,6 +112,39 @@ def limitingRealTimeLag(lag: int) -> LimitingRealTimeLag:
 def _checkNotNegative(value: int, message: str) -> None:
     if value < 0:
         raise ValueError(message)
+
+
+TIMESTAMP_ADVICE = (
+    "an event's timestamp is an int of epoch milliseconds (Jet's long): return int(seconds * 1000) "
+    "for seconds as time.time() gives them"
+)
+"""What a timestamp is, as errors about one say."""
+
+
+def checkedTimestamp(timestamp: object, timestampFn: Callable | None) -> int:
+    """Return ``timestamp``, what ``timestampFn`` returned (None: the source's own time), as
+    an event time: an int of epoch milliseconds within Java's long, as Jet's ``ToLongFunction``
+    makes it (an integer of another type, say numpy's, becomes an int); else raise naming the
+    function, what it returned and what to return."""
+    if type(timestamp) is int and LONG_MIN <= timestamp <= LONG_MAX:
+        return timestamp
+    given = f"{_returnedBy(timestampFn)} {shorten(timestamp)}"
+    if isinstance(timestamp, bool) or not hasattr(type(timestamp), "__index__"):
+        raise TypeError(f"{given} ({type(timestamp).__name__}), but {TIMESTAMP_ADVICE}")
+    value = operator.index(timestamp)
+    if not LONG_MIN <= value <= LONG_MAX:
+        raise ValueError(f"{given}, out of a Java long's range, but {TIMESTAMP_ADVICE}")
+    return value
+
+
+def _returnedBy(timestampFn: Callable | None) -> str:
+    """Return how an error says where a timestamp came from: ``timestampFn tsOf (defined at job.py:7) returned``."""
+    if timestampFn is None or timestampFn is eventTimestamp:
+        return "The source gave the native timestamp"
+    name = getattr(timestampFn, "__qualname__", None) or shorten(timestampFn)
+    code = getattr(timestampFn, "__code__", None)
+    where = "" if code is None else f" (defined at {SourceLocation(code.co_filename, code.co_firstlineno)})"
+    return f"timestampFn {name}{where} returned"
 
 
 def _noWrapping(event, timestamp: int):

@@ -1,6 +1,7 @@
 """The ``add-timestamps`` processor: Jet's ``InsertWatermarksP``, one source partition per
 processor, watermarks inserted before the events that advance them; late events pass (the
-window processors downstream drop and count them)."""
+window processors downstream drop and count them). A timestamp function that fails, or returns
+what is no int of epoch milliseconds, fails the job naming the stage, the function and the item."""
 
 import time
 from collections.abc import Iterator
@@ -9,6 +10,7 @@ from typing import ClassVar
 import attrs
 
 from sparkjet.coredag.api.processor import AbstractProcessor
+from sparkjet.coredag.errors import UserFunctionError, shorten
 from sparkjet.coredag.model.broadcast_key import BroadcastKey, broadcastKey
 from sparkjet.coredag.model.event_time_mapper import Clock, EventTimeMapper
 from sparkjet.coredag.model.event_time_policy import EventTimePolicy, LimitingRealTimeLag, wallClockMillis
@@ -56,12 +58,19 @@ class InsertWatermarksProcessor(AbstractProcessor):
     def tryProcess(self, ordinal: int | None = None, item=None) -> bool:
         """Emit what ``item`` (or, as the idle hook, the passing time) lets through."""
         if self._output is None:
-            mapper = self._eventTimeMapper
-            self._output = iter(mapper.flatMapIdle() if ordinal is None else mapper.flatMapEvent(item, 0))
+            self._output = iter(self._eventTimeMapper.flatMapIdle() if ordinal is None else self._timestamped(item))
         if self.emitFromTraverser(self._output):
             self._output = None
             return True
         return False
+
+    def _timestamped(self, item: object) -> list:
+        """Return the watermark ``item`` lets through, if any, then the item with its timestamp;
+        a failure names the vertex (a ``StageName`` knows where the user defined the stage)."""
+        try:
+            return self._eventTimeMapper.flatMapEvent(item, 0)
+        except Exception as cause:
+            raise UserFunctionError(self.context.vertexName, shorten(item), cause) from cause
 
     def saveToSnapshot(self) -> bool:
         """Save the watermark this processor's partition reached, under a key of its own, as

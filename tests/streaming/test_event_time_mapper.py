@@ -14,7 +14,7 @@ from sparkjet.coredag.model.event_time_policy import (
     limitingRealTimeLag,
     noEventTime,
 )
-from sparkjet.coredag.model.watermark import IDLE_MESSAGE, LONG_MIN, Watermark
+from sparkjet.coredag.model.watermark import IDLE_MESSAGE, LONG_MAX, LONG_MIN, Watermark
 
 LAG = 3
 
@@ -219,3 +219,52 @@ def test_no_event_time_emits_no_watermarks():
     etm = EventTimeMapper(noEventTime(), FakeClock())
     etm.addPartitions(1)
     assert etm.flatMapEvent("x", 0) == ["x"]
+
+
+# a timestamp is an int of epoch milliseconds, as Jet's ToLongFunction makes it
+
+
+def secondsOf(event):
+    return event["seconds"]
+
+
+@pytest.mark.parametrize(
+    "seconds, shown", [(1.5, "1.5 (float)"), (None, "None (NoneType)"), ("17", "'17' (str)"), (True, "True (bool)")]
+)
+def test_a_timestamp_that_is_no_int_is_refused_naming_the_function_and_what_to_return(seconds, shown):
+    etm, _ = mapper(idleTimeoutMillis=0, timestampFn=secondsOf)
+    with pytest.raises(TypeError) as raised:
+        etm.flatMapEvent({"seconds": seconds}, 0)
+    assert str(raised.value) == (
+        f"timestampFn secondsOf (defined at test_event_time_mapper.py:{secondsOf.__code__.co_firstlineno}) returned "
+        f"{shown}, but an event's timestamp is an int of epoch milliseconds (Jet's long): return int(seconds * 1000) "
+        "for seconds as time.time() gives them"
+    )
+
+
+def test_a_native_timestamp_that_is_no_int_is_refused_naming_the_source():
+    etm, _ = mapper(idleTimeoutMillis=0, timestampFn=None)
+    with pytest.raises(TypeError, match=r"^The source gave the native timestamp 10.5 \(float\), but an event's timestamp"):
+        etm.flatMapEvent("item", 0, 10.5)
+
+
+def test_a_timestamp_beyond_javas_long_is_refused():
+    etm, _ = mapper(idleTimeoutMillis=0)
+    with pytest.raises(ValueError, match=r"returned 9223372036854775808, out of a Java long's range, but an event's"):
+        etm.flatMapEvent(LONG_MAX + 1, 0)
+
+
+class IntLike:
+    """An integer of another type, as numpy's int64 is."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def __index__(self) -> int:
+        return self.value
+
+
+def test_an_integer_of_another_type_becomes_an_int():
+    etm, _ = mapper(idleTimeoutMillis=0, timestampFn=lambda item: IntLike(item), wmPolicy=limitingLag(0))
+    [watermark, event] = etm.flatMapEvent(10, 0)
+    assert watermark == wm(10) and type(watermark.timestamp) is int and event == 10

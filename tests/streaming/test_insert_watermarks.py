@@ -6,7 +6,7 @@ import pytest
 from sparkjet.coredag import AbstractProcessor
 from sparkjet.coredag.api.processor import Outbox, ProcessorContext
 from sparkjet.coredag.api.testing import verifyProcessor
-from sparkjet.coredag.errors import ProcessorContractError
+from sparkjet.coredag.errors import ProcessorContractError, SourceLocation, StageName, UserFunctionError
 from sparkjet.coredag.model.event_time_policy import EventTimePolicy, limitingLag
 from sparkjet.coredag.model.watermark import IDLE_MESSAGE, Watermark
 from sparkjet.coredag.processors.insert_watermarks import InsertWatermarksP
@@ -102,3 +102,37 @@ def test_a_bare_processor_that_gets_a_watermark_names_what_it_lacks():
 
     with pytest.raises(ProcessorContractError, match=r"Processor received Watermark\(5\) but does not implement tryProcessWatermark"):
         Processor().tryProcessWatermark(wm(5))
+
+
+# a timestamp function's failure names the stage, the function and the item
+
+
+def secondsOf(item: dict):
+    return item["seconds"]
+
+
+def stamping() -> InsertWatermarksP:
+    return InsertWatermarksP(EventTimePolicy(secondsOf, limitingLag(LAG), 1, 0, 0), FakeClock())
+
+
+def failureOf(vertexName: str, item: object) -> UserFunctionError:
+    processor = stamping()()
+    processor.init(Outbox(1, None), ProcessorContext(vertexName, 0, 1))
+    with pytest.raises(UserFunctionError) as raised:
+        processor.tryProcess0(item)
+    return raised.value
+
+
+def test_a_float_timestamp_fails_naming_the_stage_the_function_and_the_item():
+    error = failureOf(StageName("events-add-timestamps", SourceLocation("/jobs/job.py", 12)), {"seconds": 1.5})
+    line = secondsOf.__code__.co_firstlineno
+    assert str(error) == (
+        "Stage 'events-add-timestamps' (defined at job.py:12) failed on item {'seconds': 1.5}: TypeError: timestampFn "
+        f"secondsOf (defined at test_insert_watermarks.py:{line}) returned 1.5 (float), but an event's timestamp is "
+        "an int of epoch milliseconds (Jet's long): return int(seconds * 1000) for seconds as time.time() gives them"
+    )
+
+
+def test_a_timestamp_function_that_raises_fails_naming_the_stage_and_the_item():
+    error = failureOf("add-timestamps", {"millis": 1500})
+    assert str(error) == "Stage 'add-timestamps' failed on item {'millis': 1500}: KeyError: 'seconds'"
