@@ -11,6 +11,7 @@ import attrs
 
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.model.broadcast_key import BroadcastKey, broadcastKey
+from sparkjet.coredag.model.event_time_policy import checkedTimestamp
 from sparkjet.coredag.model.watermark import LONG_MAX, LONG_MIN, Watermark
 from sparkjet.coredag.model.window_result import KeyedWindowResult
 from sparkjet.coredag.processors.window_processor import OutputFn, WindowProcessor, lowestRestored, monotonicMillis
@@ -70,7 +71,8 @@ class SessionWindowProcessor(WindowProcessor):
         self._minRestoredCurrentWatermark = LONG_MAX
 
     def _accumulate(self, ordinal: int, item: object) -> None:
-        timestamp = self._supplier.timestampFns[ordinal](item)
+        timestampFn = self._supplier.timestampFns[ordinal]
+        timestamp = checkedTimestamp(timestampFn(item), timestampFn)
         if timestamp < self.currentWatermark:
             self.lateEventsDropped += 1
             return

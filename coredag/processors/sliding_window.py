@@ -25,6 +25,7 @@ import attrs
 from sparkjet.coredag.errors import ProcessorContractError
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.model.broadcast_key import BroadcastKey, broadcastKey
+from sparkjet.coredag.model.event_time_policy import checkedTimestamp
 from sparkjet.coredag.model.sliding_window_policy import SlidingWindowPolicy
 from sparkjet.coredag.model.watermark import LONG_MAX, LONG_MIN, Watermark
 from sparkjet.coredag.model.window_result import KeyedWindowResult
@@ -75,9 +76,11 @@ class SlidingWindowP:
             raise ValueError("earlyResultsPeriod must be zero or positive")
 
     def frameOf(self, ordinal: int, item: object) -> int:
-        """Return the end of ``item``'s frame."""
-        timestamp = self.frameTimestampFns[ordinal](item)
-        return self.winPolicy.higherFrameTs(timestamp) if self.eventTime else timestamp
+        """Return the end of ``item``'s frame; an event time that is no int is refused."""
+        timestampFn = self.frameTimestampFns[ordinal]
+        if not self.eventTime:
+            return timestampFn(item)
+        return self.winPolicy.higherFrameTs(checkedTimestamp(timestampFn(item), timestampFn))
 
     def __call__(self) -> "SlidingWindowProcessor":
         return SlidingWindowProcessor(self)

@@ -7,6 +7,7 @@ import pytest
 
 from sparkjet.coredag.api.processor import Outbox, ProcessorContext
 from sparkjet.coredag.api.testing import sameItemsAnyOrder, verifyProcessor
+from sparkjet.coredag.errors import UserFunctionError
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.model.watermark import Watermark
 from sparkjet.coredag.model.window_result import KeyedWindowResult
@@ -135,3 +136,14 @@ def test_session_windows_need_a_combine():
     noCombine = AggregateOperation(int, lambda acc, item: acc + 1)
     with pytest.raises(ValueError, match="combineFn is required for session windows"):
         sessions(op=noCombine)
+
+
+def test_a_float_timestamp_fails_naming_the_stage_the_function_and_the_item():
+    processor = sessions()()
+    processor.init(Outbox(1, None), ProcessorContext("session-window", 0, 1))
+    with pytest.raises(
+        UserFunctionError,
+        match=r"^Stage 'session-window' failed on item \('a', 1.5\): TypeError: timestampFn value \(defined at "
+        r"test_session_window.py:\d+\) returned 1.5 \(float\), but an event's timestamp is an int of epoch milliseconds",
+    ):
+        processor.tryProcess0(("a", 1.5))

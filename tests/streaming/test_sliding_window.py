@@ -12,6 +12,7 @@ import pytest
 
 from sparkjet.coredag.api.processor import Outbox, ProcessorContext
 from sparkjet.coredag.api.testing import verifyProcessor
+from sparkjet.coredag.errors import UserFunctionError
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.model.sliding_window_policy import SlidingWindowPolicy, slidingWinPolicy, tumblingWinPolicy
 from sparkjet.coredag.model.watermark import Watermark
@@ -128,6 +129,17 @@ def test_late_events_are_dropped_and_counted(case):
     for item in inputs[1:]:
         processor.tryProcess0(item)
     assert processor.lateEventsDropped == 4
+
+
+def test_a_float_timestamp_fails_naming_the_stage_the_function_and_the_item():
+    processor = aggregateToSlidingWindowP((second,), (first,), tumblingWinPolicy(10), counting(), "w")()
+    processor.init(Outbox(1, None), ProcessorContext("w", 0, 1))
+    with pytest.raises(
+        UserFunctionError,
+        match=r"^Stage 'w' failed on item \(1.5, 'a'\): TypeError: timestampFn first \(defined at "
+        r"test_sliding_window.py:\d+\) returned 1.5 \(float\), but an event's timestamp is an int of epoch milliseconds",
+    ):
+        processor.tryProcess0((1.5, "a"))
 
 
 # SlidingWindowPolicy (Jet's SlidingWindowPolicyTest)
