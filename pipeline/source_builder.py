@@ -1,6 +1,6 @@
 """Jet's ``SourceBuilder`` for streams: a source made of the user's functions, ``createFn``
 making its state, ``fillBufferFn`` adding the items available now to a buffer, ``destroyFn``
-ending it."""
+ending it, and ``createSnapshotFn`` / ``restoreSnapshotFn`` taking its state across a restart."""
 
 from collections.abc import Callable
 
@@ -20,6 +20,8 @@ class BuiltStreamSource(StreamSource):
     createFn: Callable
     fillBufferFn: Callable
     destroyFn: Callable | None = None
+    createSnapshotFn: Callable | None = attrs.field(default=None, kw_only=True)
+    restoreSnapshotFn: Callable | None = attrs.field(default=None, kw_only=True)
 
 
 @attrs.frozen
@@ -31,6 +33,8 @@ class StreamSourceBuilder:
     timestamped: bool
     fillBuffer: Callable | None = None
     destroy: Callable | None = None
+    createSnapshot: Callable | None = None
+    restoreSnapshot: Callable | None = None
 
     def fillBufferFn(self, fillBufferFn: Callable) -> "StreamSourceBuilder":
         """Set the function adding the items available now: ``fillBufferFn(state, buffer)``
@@ -44,6 +48,13 @@ class StreamSourceBuilder:
         checkFunction(destroyFn, self.name, "destroyFn")
         return attrs.evolve(self, destroy=destroyFn)
 
+    def createSnapshotFn(self, createSnapshotFn: Callable) -> "FaultTolerant":
+        """Set the function returning the state's snapshot, ``createSnapshotFn(state)``: the
+        source saves one with the items it adds (every tenth of a second at most), and a job run
+        again after a restart goes on from the last one; then set ``restoreSnapshotFn``."""
+        checkFunction(createSnapshotFn, self.name, "createSnapshotFn")
+        return FaultTolerant(attrs.evolve(self, createSnapshot=createSnapshotFn))
+
     def build(self) -> BuiltStreamSource:
         """Return the stream source."""
         if self.fillBuffer is None:
@@ -51,7 +62,32 @@ class StreamSourceBuilder:
                 f"SourceBuilder '{self.name}' (built at {SourceLocation.ofUserCall()}): fillBufferFn must be set"
             )
         return BuiltStreamSource(
-            self.name, self.createFn, self.fillBuffer, self.destroy, supportsNativeTimestamps=self.timestamped
+            self.name, self.createFn, self.fillBuffer, self.destroy, supportsNativeTimestamps=self.timestamped,
+            createSnapshotFn=self.createSnapshot, restoreSnapshotFn=self.restoreSnapshot,
+        )
+
+
+@attrs.frozen
+class FaultTolerant:
+    """The step after ``createSnapshotFn`` (Jet's ``SourceBuilder.FaultTolerant``): set
+    ``restoreSnapshotFn`` to get the builder back."""
+
+    builder: StreamSourceBuilder
+
+    def restoreSnapshotFn(self, restoreSnapshotFn: Callable) -> StreamSourceBuilder:
+        """Set the function taking a snapshot back, ``restoreSnapshotFn(state, snapshots)``: when a
+        job runs again, ``state`` is new from ``createFn`` and ``snapshots`` the list of what
+        ``createSnapshotFn`` returned last (one item: the source runs in one thread); then
+        ``fillBufferFn`` must go on from the item after those it had added."""
+        checkFunction(restoreSnapshotFn, self.builder.name, "restoreSnapshotFn")
+        return attrs.evolve(self.builder, restoreSnapshot=restoreSnapshotFn)
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise PipelineError(
+            f"SourceBuilder '{self.builder.name}' (at {SourceLocation.ofUserCall()}): createSnapshotFn must be "
+            f"followed by restoreSnapshotFn, as in Jet; call .restoreSnapshotFn(fn) before .{name}"
         )
 
 

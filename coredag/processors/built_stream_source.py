@@ -1,11 +1,18 @@
 """A stream source built from the user's functions (Jet's ``SourceBuilder.stream`` and
 ``timestampedStream``): the driver runs ``fillBufferFn`` in a thread of its own, and what it adds
-to the buffer reaches Spark's file stream source as small files a micro-batch reads."""
+to the buffer reaches Spark's file stream source as small files a micro-batch reads.
+
+Each file is fed with the source's snapshot (``createSnapshotFn``) taken right after its items
+were added: the snapshot is saved first, then the file moved into place (see ``FeedDirectory``).
+A job run again goes on from the snapshot of the last file fed (``restoreSnapshotFn``): Spark reads
+every file fed once, before or after the restart (its checkpoint remembers what it read), so no
+item is fed twice or lost."""
 
 import base64
 import os
 import pickle
 import re
+import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -18,6 +25,12 @@ from sparkjet.coredag.processors.stream_sources import PickledEvents, StreamSour
 
 FED_FILE = re.compile(r"events-(\d{9})\.txt")
 """The name of a file the feeder wrote, numbered from 0 in the order written."""
+
+SNAPSHOT_FILE = re.compile(r"\.events-(\d{9})\.snapshot")
+"""The name of the source's snapshot saved with fed file of that number (hidden: Spark skips it)."""
+
+WRITING = ".writing"
+"""The end of a file's name while it is written (hidden, so Spark skips it); renamed once whole."""
 
 FLUSH_SECONDS = 0.1
 """How long the items a source adds gather before they are written as one file."""
@@ -58,16 +71,35 @@ class SourceBuffer:
 class BuiltStreamP(StreamSourceP):
     """A stream of what ``fillBufferFn(state, buffer)`` adds, ``state`` made by
     ``createFn(context)`` and ended by ``destroyFn(state)``; ``timestamped`` where each item
-    comes with its time."""
+    comes with its time. ``createSnapshotFn(state)`` returns what ``restoreSnapshotFn(state,
+    snapshots)`` takes back (in a list, as Jet's) when the job runs again."""
 
     createFn: Callable[[ProcessorContext], object]
     fillBufferFn: Callable[[object, SourceBuffer], None]
     destroyFn: Callable[[object], None] | None = None
     timestamped: bool = False
+    createSnapshotFn: Callable[[object], object] | None = attrs.field(default=None, kw_only=True)
+    restoreSnapshotFn: Callable[[object, list], None] | None = attrs.field(default=None, kw_only=True)
 
     def feeder(self, jobName: str, workDirectory: str) -> "SourceFeeder":
         """Return the thread that fills the source's buffer and writes what it adds."""
         return SourceFeeder(self, jobName, workDirectory)
+
+    def cannotReplay(self) -> str | None:
+        """Return why the source, without both snapshot functions, cannot go on after a restart:
+        it would start again from createFn and feed its items twice."""
+        if self.createSnapshotFn is not None and self.restoreSnapshotFn is not None:
+            return None
+        return (
+            f"The SourceBuilder source '{self.sourceId}' has no createSnapshotFn and restoreSnapshotFn: "
+            "run again after a restart, it would start over from createFn and feed its items a second time. "
+            "Add both to its builder, .createSnapshotFn(lambda state: snapshot)"
+            ".restoreSnapshotFn(lambda state, snapshots: ...), or run the job without a processing guarantee"
+        )
+
+    def copyWorkDirectory(self, workDirectory: str, target: str) -> None:
+        """Copy the source's files while its feeder writes and Spark removes (an exported snapshot)."""
+        FeedDirectory(workDirectory).copyTo(target)
 
     def streamingRows(self, spark, workDirectory: str):
         """Return Spark's stream of the files the source's feeder writes."""
@@ -79,25 +111,128 @@ class BuiltStreamP(StreamSourceP):
         return PickledEvents(self.nativeTimestamps)
 
 
+@attrs.frozen
+class FeedDirectory:
+    """The files a feeder writes in ``path``: ``events-<n>.txt``, the items Spark reads, and
+    ``.events-<n>.snapshot``, the source's snapshot once they were added (a pickled list, empty
+    without one). File ``n`` is fed by writing its items aside, saving its snapshot (written
+    aside, then renamed: the moment it is fed) and then moving the items into place; a feeder
+    started again finishes the last file fed and goes on from its snapshot."""
+
+    path: str
+
+    def fedPath(self, number: int) -> str:
+        """Return the path of fed file ``number``."""
+        return os.path.join(self.path, f"events-{number:09d}.txt")
+
+    def snapshotPath(self, number: int) -> str:
+        """Return the path of the snapshot saved with fed file ``number``."""
+        return os.path.join(self.path, f".events-{number:09d}.snapshot")
+
+    def feed(self, number: int, lines: list[str], snapshot: bytes) -> None:
+        """Feed file ``number`` with ``lines`` and the source's ``snapshot``; remove the snapshot before it."""
+        with open(_aside(self.fedPath(number)), "w", encoding="ascii") as file:
+            file.writelines(lines)
+        with open(_aside(self.snapshotPath(number)), "wb") as file:
+            file.write(snapshot)
+        os.rename(_aside(self.snapshotPath(number)), self.snapshotPath(number))
+        os.rename(_aside(self.fedPath(number)), self.fedPath(number))
+        _removeIfThere(self.snapshotPath(number - 1))
+
+    def recover(self) -> tuple[int, bytes | None]:
+        """Finish the last file fed (its items moved into place), remove what was written for a
+        file not fed; return the number of the next file and the last snapshot saved (None before
+        the first)."""
+        os.makedirs(self.path, exist_ok=True)
+        names = os.listdir(self.path)
+        last = max(_numbers(SNAPSHOT_FILE, names), default=None)
+        if last is not None and os.path.exists(_aside(self.fedPath(last))):
+            os.rename(_aside(self.fedPath(last)), self.fedPath(last))
+        for name in names:
+            snapshot = SNAPSHOT_FILE.fullmatch(name)
+            if name.endswith(WRITING) or (snapshot and int(snapshot[1]) != last):
+                _removeIfThere(os.path.join(self.path, name))
+        fed = _numbers(FED_FILE, names)
+        following = max([*fed, -1 if last is None else last]) + 1
+        return following, None if last is None else _read(self.snapshotPath(last))
+
+    def copyTo(self, target: str) -> None:
+        """Copy the directory while its feeder writes into it and Spark removes what it read: the
+        last snapshot saved and the files fed up to it that are still there."""
+        os.makedirs(target, exist_ok=True)
+        last = self._copyLastSnapshot(target)
+        if last is None:
+            return
+        for number in _numbers(FED_FILE, os.listdir(self.path)):
+            if number < last:
+                _copyIfThere(self.fedPath(number), _beside(target, self.fedPath(number)))
+        # file `last` is written aside, then moved into place, then removed once read and committed
+        if not _copyIfThere(_aside(self.fedPath(last)), _beside(target, self.fedPath(last))):
+            _copyIfThere(self.fedPath(last), _beside(target, self.fedPath(last)))
+
+    def _copyLastSnapshot(self, target: str) -> int | None:
+        """Copy the last snapshot saved (the feeder removes one once it saved the next); return its number."""
+        while True:
+            last = max(_numbers(SNAPSHOT_FILE, os.listdir(self.path)), default=None)
+            if last is None or _copyIfThere(self.snapshotPath(last), _beside(target, self.snapshotPath(last))):
+                return last
+
+
+def _aside(path: str) -> str:
+    """Return where ``path`` is written before it is renamed into place: a hidden name beside it."""
+    directory, name = os.path.split(path)
+    hidden = name if name.startswith(".") else f".{name}"
+    return os.path.join(directory, hidden + WRITING)
+
+
+def _beside(directory: str, path: str) -> str:
+    """Return the path of ``path``'s file in ``directory``."""
+    return os.path.join(directory, os.path.basename(path))
+
+
+def _numbers(pattern: re.Pattern, names: list[str]) -> list[int]:
+    return [int(match[1]) for name in names if (match := pattern.fullmatch(name))]
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as file:
+        return file.read()
+
+
+def _removeIfThere(path: str) -> None:
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
+
+
+def _copyIfThere(source: str, target: str) -> bool:
+    """Copy ``source`` to ``target``; return False where it is gone."""
+    try:
+        shutil.copyfile(source, target)
+    except FileNotFoundError:
+        return False
+    return True
+
+
 class SourceFeeder:
-    """Calls a built source's ``fillBufferFn`` on the driver until stopped, writing the items it
-    adds, every ``FLUSH_SECONDS``, into a new file of ``directory`` (written under a hidden name,
-    then renamed, so Spark reads it whole); ``failure`` holds what a user function raised."""
+    """Calls a built source's ``fillBufferFn`` on the driver until stopped, feeding the items it
+    adds, every ``FLUSH_SECONDS``, into a new file of ``directory`` with the source's snapshot
+    (see ``FeedDirectory``); ``failure`` holds what a user function raised."""
 
     def __init__(self, source: BuiltStreamP, jobName: str, directory: str) -> None:
-        self._source, self._jobName, self._directory = source, jobName, directory
+        self._source, self._jobName, self._directory = source, jobName, FeedDirectory(directory)
         self._stopped = threading.Event()
         self._files = 0
+        self._restored: bytes | None = None
         self.failure: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name=f"sparkjet-source-{source.sourceId}", daemon=True)
 
     def start(self) -> None:
-        """Start calling the source's functions, numbering its files after those an earlier run
-        of the job wrote (Spark's file source skips a name it has read, so a resumed or restarted
-        job's new items must come in new files)."""
-        os.makedirs(self._directory, exist_ok=True)
-        written = [int(match[1]) for name in os.listdir(self._directory) if (match := FED_FILE.fullmatch(name))]
-        self._files = max(written, default=-1) + 1
+        """Start calling the source's functions, from the snapshot of the last file an earlier
+        run of the job fed, numbering its files after it (Spark's file source skips a name it
+        has read, so a resumed or restarted job's new items must come in new files)."""
+        self._files, self._restored = self._directory.recover()
         self._thread.start()
 
     def stop(self) -> None:
@@ -114,6 +249,7 @@ class SourceFeeder:
             self.failure = error
             return
         try:
+            self._restore(state)
             self._feed(state)
         except UserFunctionError as error:
             self.failure = error
@@ -124,6 +260,15 @@ class SourceFeeder:
                 except UserFunctionError as error:
                     self.failure = self.failure or error
 
+    def _restore(self, state: object) -> None:
+        """Give ``restoreSnapshotFn`` the snapshot an earlier run saved with its last file, if any."""
+        restoreSnapshotFn = self._source.restoreSnapshotFn
+        if self._restored is None or restoreSnapshotFn is None:
+            return
+        snapshots = self._called("restoreSnapshotFn", lambda: pickle.loads(self._restored))
+        if snapshots:  # as Jet's, not called where createSnapshotFn returned None
+            self._called("restoreSnapshotFn", lambda: restoreSnapshotFn(state, snapshots))
+
     def _feed(self, state: object) -> None:
         buffer, pending, flushed = SourceBuffer(self._source.timestamped), [], time.monotonic()
         while not self._stopped.is_set():
@@ -131,18 +276,23 @@ class SourceFeeder:
             added = buffer.drain()
             pending += added
             if pending and time.monotonic() - flushed >= FLUSH_SECONDS:
-                self._write(pending)
+                self._write(pending, self._snapshot(state))
                 pending, flushed = [], time.monotonic()
             if not added:
                 self._stopped.wait(IDLE_SECONDS)
 
-    def _write(self, events: list) -> None:
-        name = f"events-{self._files:09d}.txt"
+    def _snapshot(self, state: object) -> bytes:
+        """Return the pickled list of the source's snapshot now (empty where it has none)."""
+        createSnapshotFn = self._source.createSnapshotFn
+        if createSnapshotFn is None:
+            return pickle.dumps([])
+        snapshot = self._called("createSnapshotFn", lambda: createSnapshotFn(state))
+        return self._called("createSnapshotFn", lambda: pickle.dumps([] if snapshot is None else [snapshot]))
+
+    def _write(self, events: list, snapshot: bytes) -> None:
+        lines = [base64.b64encode(pickle.dumps(event)).decode("ascii") + "\n" for event in events]
+        self._directory.feed(self._files, lines, snapshot)
         self._files += 1
-        hidden = os.path.join(self._directory, f".{name}.writing")
-        with open(hidden, "w", encoding="ascii") as file:
-            file.writelines(base64.b64encode(pickle.dumps(event)).decode("ascii") + "\n" for event in events)
-        os.rename(hidden, os.path.join(self._directory, name))
 
     def _called(self, function: str, call: Callable[[], object]) -> object:
         try:
