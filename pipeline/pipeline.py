@@ -3,6 +3,7 @@
 from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
+from sparkjet.pipeline.habits import calledAt, habitError, notASink, notASource
 from sparkjet.pipeline.naming import makeNamesUnique
 from sparkjet.pipeline.pipeline_graph import PipelineGraph
 from sparkjet.pipeline.sinks import Sink
@@ -38,6 +39,8 @@ class Pipeline:
         from sparkjet.pipeline.stage import BatchStage
         from sparkjet.pipeline.stream_source_stage import StreamSourceStage
 
+        if not isinstance(source, (BatchSource, StreamSource)):
+            raise notASource(source)
         if isinstance(source, StreamSource):
             return StreamSourceStage(self, self.attach(StreamSourceTransform(source.name, source=source), ()))
         return BatchStage(self, self.attach(SourceTransform(source.name, source=source), ()))
@@ -46,6 +49,8 @@ class Pipeline:
         """Send the items of every one of ``stages`` to one ``sink``."""
         from sparkjet.pipeline.stage import SinkStage, attachFedBy
 
+        if not isinstance(sink, Sink):
+            raise notASink(sink, calledAt("Pipeline.writeTo()"))
         return SinkStage(self, attachFedBy(SinkTransform(sink.name, sink), stages))
 
     def attach(self, transform: Transform, upstream: tuple[int, ...]) -> int:
@@ -53,6 +58,9 @@ class Pipeline:
         self._transforms.append(transform)
         self._upstream.append(upstream)
         return len(self._transforms) - 1
+
+    def __getattr__(self, name: str):
+        raise habitError(self, name)
 
     def isEmpty(self) -> bool:
         """Return True if the pipeline has no stages yet."""

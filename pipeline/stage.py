@@ -21,7 +21,7 @@ from sparkjet.pipeline.functions import (
     checkPicklable,
     wholeItem,
 )
-from sparkjet.pipeline.habits import KEYED_JET_EQUIVALENTS, habitError
+from sparkjet.pipeline.habits import habitError, notASink
 from sparkjet.pipeline.pipeline import Pipeline
 from sparkjet.pipeline.sinks import Sink
 from sparkjet.pipeline.transforms import (
@@ -175,6 +175,8 @@ class BatchStage(Stage):
 
     def writeTo(self, sink: Sink) -> "SinkStage":
         """Send every item to ``sink``."""
+        if not isinstance(sink, Sink):
+            raise notASink(sink, self.describe())
         return SinkStage(self.pipeline, self.attachDownstream(SinkTransform(sink.name, sink)))
 
     def merge(self, other: "BatchStage") -> "BatchStage":
@@ -485,7 +487,7 @@ class BatchStageWithKey:
         return BatchStage(self.pipeline, attachFedBy(transform, upstream))
 
     def __getattr__(self, name: str):
-        raise habitError(self, name, KEYED_JET_EQUIVALENTS)
+        raise habitError(self, name)
 
     def mapUsingService(self, serviceFactory: ServiceFactory, mapFn: Callable) -> BatchStage:
         """Map each item with ``mapFn(service, key, item)``, each key's items meeting one service;
