@@ -12,6 +12,7 @@ import sys
 import attrs
 
 from sparkjet.coredag.errors import Interrupted, reducedTraceback
+from sparkjet.planner.interrupts import CTRL_C_MESSAGE, saidAlready
 from sparkjet.planner.jet import MASTER_VARIABLE, OnlyPlanned, watchingJobs
 from sparkjet.planner.render import writePlanSvg, writeText
 
@@ -134,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
             _noteHtmlAfterScript(target, scriptArgs)
         return status
     except (KeyboardInterrupt, Interrupted) as interrupt:
-        print(f"sparkjet: {str(interrupt) or 'interrupted (Ctrl-C)'}", file=sys.stderr)
+        if not saidAlready(interrupt):
+            print(f"sparkjet: {str(interrupt) or CTRL_C_MESSAGE}", file=sys.stderr)
         return INTERRUPTED
     except Exception as error:
         print(f"sparkjet: {type(error).__name__}: {error}{pythonsSuggestion(error)}", file=sys.stderr)

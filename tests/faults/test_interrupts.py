@@ -3,6 +3,7 @@
 
 import _thread
 import concurrent.futures
+import glob
 import os
 import signal
 import subprocess
@@ -13,7 +14,10 @@ import time
 
 import pytest
 
+from sparkjet.coredag.errors import Interrupted
 from sparkjet.pipeline import Pipeline, Sinks, Sources
+from sparkjet.planner.cli import main
+from sparkjet.planner.interrupts import InterruptCancelsJobs
 from tests.conftest import PROJECT
 
 SPARKJET = os.path.join(os.path.dirname(sys.executable), "sparkjet")
@@ -45,30 +49,64 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def interruptedRun(tmp_path, when: str, runner: tuple = (SPARKJET, "run")) -> tuple[subprocess.CompletedProcess, str]:
+STARTING = "sparkjet: interrupted (Ctrl-C) while the Spark session start"
+"""How the line of a Ctrl-C during the session's start begins."""
+
+
+def interruptedRun(
+    tmp_path, when: str, runner: tuple = (SPARKJET, "run"), environment: dict | None = None
+) -> tuple[subprocess.CompletedProcess, str]:
     """Run SCRIPT with ``runner`` (``sparkjet run`` or python) in a process group of its own
-    and send the group SIGINT, as a terminal's Ctrl-C does: ``when`` it prints 'starting' (the
-    session starts), 'submitted', or once the job has processed an item ('running')."""
+    and send the group SIGINT, as a terminal's Ctrl-C does: ``when`` the session starts (its
+    JVM runs: 'starting'), when it prints 'submitted', or once the job has processed an item
+    ('running')."""
     script, output = tmp_path / "slow.py", str(tmp_path / "out")
     script.write_text(SCRIPT)
     process = subprocess.Popen(
         [*runner, str(script), output], cwd=PROJECT,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-        env={**os.environ, "PYTHONPATH": str(PROJECT)},
+        env={**os.environ, "PYTHONPATH": str(PROJECT), **(environment or {})},
     )
     lines = iter(process.stdout.readline, "")
     if when != "running":
         assert when in (line.strip() for line in lines), process.communicate()
-    if when == "starting":
-        time.sleep(1.0)  # planning takes milliseconds, starting the JVM and Spark seconds
+    while when == "starting" and not runsJava(process.pid):
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.05)
     while when == "running" and not os.path.exists(output + ".started"):
         assert process.poll() is None, process.communicate()
         time.sleep(0.05)
     os.killpg(process.pid, signal.SIGINT)
-    stdout, stderr = process.communicate(timeout=120)
+    stdout, stderr = process.communicate()
     ended = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
     ended.pid = process.pid
     return ended, output
+
+
+def processes() -> list[tuple[int, str, int]]:
+    """Return the id, command and process group of each process now, as /proc has them."""
+    found = []
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            with open(stat) as file:
+                text = file.read()
+        except OSError:
+            continue  # it ended meanwhile
+        fields = text[text.rindex(")") + 2 :].split()
+        found.append((int(text.split(" ", 1)[0]), text[text.index("(") + 1 : text.rindex(")")], int(fields[2])))
+    return found
+
+
+def runsJava(group: int) -> bool:
+    """Whether a process of ``group`` is a JVM: the one a Spark session starts runs from then
+    until the session has started, seconds at the least."""
+    return any(command == "java" and inGroup == group for _, command, inGroup in processes())
+
+
+def pythonsInterruptedStatus() -> int:
+    """Return how a Python script that an uncaught KeyboardInterrupt ends exits: killed by
+    SIGINT, which a shell reports as status 130."""
+    return subprocess.run([sys.executable, "-c", "raise KeyboardInterrupt"], capture_output=True).returncode
 
 
 def sparkjetLines(stderr: str) -> list[str]:
@@ -86,32 +124,86 @@ def test_ctrl_c_while_a_job_runs_cancels_it_leaves_no_output_and_ends_with_one_l
 
 
 @pytest.mark.parametrize("when", ["starting", "running"])
-def test_ctrl_c_ends_a_python_script_with_one_line_too(tmp_path, when):
+def test_ctrl_c_ends_a_python_script_with_one_line_and_pythons_status_too(tmp_path, when):
     ended, output = interruptedRun(tmp_path, when, runner=(sys.executable,))
-    assert len(sparkjetLines(ended.stderr)) == 1
-    assert sparkjetLines(ended.stderr)[0].startswith("sparkjet: ")
-    assert sparkjetLines(ended.stderr)[0].endswith("interrupted (Ctrl-C)" if when == "running" else "started")
+    lines = sparkjetLines(ended.stderr)
+    said = "sparkjet: Job 'job-1' was cancelled: interrupted (Ctrl-C)" if when == "running" else STARTING
+    assert len(lines) == 1 and lines[0].startswith(said), ended.stderr
+    assert ended.returncode == pythonsInterruptedStatus() == -signal.SIGINT
     assert not os.path.exists(output)
 
 
 def test_ctrl_c_while_the_session_starts_ends_with_one_line_and_leaves_no_jvm(tmp_path):
     ended, output = interruptedRun(tmp_path, "starting")
-    assert sparkjetLines(ended.stderr) == ["sparkjet: interrupted (Ctrl-C) while the Spark session started"]
+    lines = sparkjetLines(ended.stderr)
+    assert len(lines) == 1 and lines[0].startswith(STARTING), ended.stderr
     assert ended.returncode == 130
     assert not os.path.exists(output)
-    assert groupEnds(ended.pid, within=30)  # the JVM goes with the process that started it
+    assert groupEnds(ended.pid)  # the JVM goes with the process that started it
 
 
-def groupEnds(group: int, within: float) -> bool:
-    """Wait until no process of ``group`` is left, ``within`` seconds at most."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(group, 0)
-        except ProcessLookupError:
+@pytest.mark.xfail(
+    reason="needs coredag/runtime/session.py's interruptsHeld to say so at once on stderr, and mark the "
+    "Interrupted it raises acknowledged (issue 28, point 2)"
+)
+def test_ctrl_c_while_the_session_starts_is_acknowledged_before_it_has_started(tmp_path):
+    ended, output = interruptedRun(tmp_path, "starting", environment={"SPARKJET_UI": "1"})
+    lines = sparkjetLines(ended.stderr)
+    assert lines[0] == f"{STARTING}s: stopping once it has started", ended.stderr
+    assert [line for line in lines[1:] if not line.startswith("Spark UI: ")] == []  # said as it came, once
+    assert ended.returncode == 130
+
+
+def groupEnds(group: int, quiet: float = 300) -> bool:
+    """Wait until no process of ``group`` is left; False if some are still there when none has
+    ended for ``quiet`` seconds."""
+    members = lastChange = None
+    while True:
+        now = {pid for pid, _, inGroup in processes() if inGroup == group}
+        if not now:
             return True
+        if now != members:
+            members, lastChange = now, time.monotonic()
+        if time.monotonic() - lastChange > quiet:
+            return False
         time.sleep(0.1)
-    return False
+
+
+def test_ctrl_c_in_sparkjets_own_code_while_no_job_runs_is_one_line_not_a_traceback():
+    handler = InterruptCancelsJobs()
+    handler._previous = signal.default_int_handler
+    inSparkjet = eval("sys._getframe()", {"__name__": "sparkjet.planner.jet", "sys": sys})
+    assert repr(raisedBy(handler, inSparkjet)) == "Interrupted('interrupted (Ctrl-C)')"
+    assert repr(raisedBy(handler, sys._getframe())) == "KeyboardInterrupt()"  # the user's own code: as Python does
+
+
+def raisedBy(handler: InterruptCancelsJobs, frame) -> KeyboardInterrupt | None:
+    """Return what ``handler`` raises for a SIGINT that came where ``frame`` runs (a
+    KeyboardInterrupt let out of a test would end the whole test run)."""
+    try:
+        handler._handle(signal.SIGINT, frame)
+    except KeyboardInterrupt as raised:
+        return raised
+    return None
+
+
+def test_an_interrupt_said_when_ctrl_c_came_is_not_said_again(tmp_path, capsys):
+    script = tmp_path / "said.py"
+    script.write_text(
+        "from sparkjet import Interrupted\n"
+        "interrupted = Interrupted('interrupted (Ctrl-C) while the Spark session started')\n"
+        "interrupted.acknowledged = True\n"
+        "raise interrupted\n"
+    )
+    assert main(["run", str(script)]) == 130
+    assert capsys.readouterr().err == ""
+    handler = InterruptCancelsJobs()
+    handler._printInterrupted(Interrupted, Interrupted("x"), None)
+    assert capsys.readouterr().err == "sparkjet: x\n"
+    error = Interrupted("x")
+    error.acknowledged = True
+    handler._printInterrupted(Interrupted, error, None)
+    assert capsys.readouterr().err == ""
 
 
 @pytest.mark.spark
