@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import threading
 
 from tests.conftest import PROJECT
 
@@ -92,21 +91,13 @@ SCRIPT = textwrap.dedent(
 def test_cancel_suspend_and_restart_print_no_java_stack_trace(tmp_path):
     script = tmp_path / "quiet.py"
     script.write_text(SCRIPT)
-    process = subprocess.Popen(
+    finished = subprocess.run(
         [sys.executable, str(script), str(tmp_path)],
-        cwd=PROJECT,
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        cwd=PROJECT, capture_output=True, text=True, timeout=600,
         env={**os.environ, "PYTHONPATH": str(PROJECT), "SPARKJET_UI": "off"},
     )
-    watchdog = threading.Timer(600, process.kill)
-    watchdog.start()
-    try:
-        stdout, stderr = process.communicate()
-    finally:
-        watchdog.cancel()
-    assert process.returncode == 0, stderr
+    stdout, stderr = finished.stdout, finished.stderr
+    assert finished.returncode == 0, stderr
     assert stdout.splitlines() == ["stream job cancelled", "batch job cancelled", "done"]
     traces = [line for line in stderr.splitlines() if line.startswith("\tat ") or "InterruptedException" in line]
     assert traces == [], "Java stack traces on stderr:\n" + stderr
