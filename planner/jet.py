@@ -18,20 +18,19 @@ from sparkjet.coredag.api.standard import preflightDag
 from sparkjet.coredag.errors import DagError, Interrupted, JobError, SessionError, SparkjetError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics
-from sparkjet.coredag.processors.sources import isHadoopUrl
+from sparkjet.coredag.runtime.stream.stream_dag import notExactlyOnce, streamSources
+from sparkjet.coredag.runtime.stream.suspension import Suspension, SuspensionState
 from sparkjet.pipeline.pipeline import Pipeline
-from sparkjet.planner.checkpoint import StreamCheckpoint
 from sparkjet.planner.interrupts import cancelledMessage, interruptCancelsJobs
 from sparkjet.planner.job_config import JobConfig, ProcessingGuarantee
 from sparkjet.planner.planning import Plan, planOf
-from sparkjet.planner.suspension import Suspension, SuspensionState
 
 if TYPE_CHECKING:  # sparkjet.coredag.runtime.execution imports pyspark, which planning never needs
     from sparkjet.coredag.runtime.execution import JobControl
     from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
     from sparkjet.planner.assertions import JobAssertions
-    from sparkjet.planner.exported_snapshot import JobStateSnapshot
-    from sparkjet.planner.stream_job import StreamJob
+    from sparkjet.coredag.runtime.stream.exported_snapshot import JobStateSnapshot
+    from sparkjet.coredag.runtime.stream.stream_job import StreamJob
 
 
 MASTER_VARIABLE = "SPARKJET_MASTER"
@@ -168,17 +167,17 @@ class Job:
             self._control.cancel()
 
     def suspend(self) -> None:
-        """Stop the stream job after the states of its last micro-batch are saved, keeping its
-        checkpoint; ``resume()`` goes on from there (Jet's ``Job.suspend()``)."""
-        self._suspensionOf("suspend").suspend()
+        """Stop the running stream job after the states of its last micro-batch are saved,
+        keeping its checkpoint; ``resume()`` goes on from there (Jet's ``Job.suspend()``)."""
+        self._suspensionIn("suspend", JobStatus.RUNNING).suspend()
 
     def resume(self) -> None:
         """Go on with a suspended stream job from its last snapshot (Jet's ``Job.resume()``)."""
-        self._suspensionOf("resume").resume()
+        self._suspensionIn("resume", JobStatus.SUSPENDED).resume()
 
     def restart(self) -> None:
-        """Stop the stream job and go on at once from its last snapshot (Jet's ``Job.restart()``)."""
-        self._suspensionOf("restart").restart()
+        """Stop the running stream job and go on at once from its last snapshot (Jet's ``Job.restart()``)."""
+        self._suspensionIn("restart", JobStatus.RUNNING).restart()
 
     def itemsRead(self) -> int:
         """Return how many items the job's sources have read so far: a batch job's as its
@@ -205,6 +204,19 @@ class Job:
         if self._stream is None:
             raise JobError(f"Job '{self.name}': {method}() is for stream jobs; a batch job has no snapshot")
         return self._stream
+
+    def _suspensionIn(self, method: str, required: JobStatus) -> Suspension:
+        """Return the job's suspension, to ask ``method`` of it; a job not in status ``required``
+        is a JobError naming its status, as Jet's IllegalStateException does."""
+        suspension = self._suspensionOf(method)
+        status = self.getStatus()
+        if status is not required:
+            fix = {
+                JobStatus.SUSPENDED: "resume() it first",
+                JobStatus.RUNNING: "it is not suspended",
+            }.get(status, "the job has ended (a cancelled job has FAILED, as in Jet)")
+            raise JobError(f"Job '{self.name}': cannot {method}() it, job status is {status.name}: {fix}")
+        return suspension
 
     def _suspensionOf(self, method: str) -> Suspension:
         if self._suspension is None:
@@ -306,32 +318,17 @@ class Jet:
         """Check the inputs and outputs of ``planned``, fix its physical plan on the session and
         start running it in a thread (a stream job with a guarantee from its checkpoint)."""
         from sparkjet.coredag.runtime.execution import JobControl, physicalPlanOn
+        from sparkjet.coredag.runtime.stream.stream_job import StreamJob, streamStart
         from sparkjet.planner.assertions import JobAssertions
-        from sparkjet.planner.stream_job import (
-            StreamJob,
-            StreamRun,
-            checkStreamSinks,
-            notExactlyOnce,
-            resumingOutputs,
-            startingSnapshot,
-            streamSources,
-        )
 
-        checkpoint = initial = None
+        start = None
         if streamSources(planned.dag):
-            checkStreamSinks(planned.dag)
-            if config.getProcessingGuarantee() is ProcessingGuarantee.EXACTLY_ONCE:
+            guarantee = config.getProcessingGuarantee()
+            if guarantee is ProcessingGuarantee.EXACTLY_ONCE:
                 warnNotExactlyOnce(jobName, notExactlyOnce(planned.dag))
-            claimed: set[str] = set()
-            if config.getInitialSnapshotName() is not None:
-                initial = startingSnapshot(config.getInitialSnapshotName(), jobName, planned.dag)
-                claimed = StreamCheckpoint(initial.directory).claimedOutputs()
-            if config.getProcessingGuarantee() is not ProcessingGuarantee.NONE:
-                checkpoint = StreamCheckpoint(config.checkpointLocation(jobName))
-                if isHadoopUrl(checkpoint.location):  # reached through Spark's JVM
-                    self.spark()
-                claimed |= checkpoint.open(jobName).claimedOutputs()
-            planned = attrs.evolve(planned, dag=resumingOutputs(planned.dag, claimed))
+            location = None if guarantee is ProcessingGuarantee.NONE else config.checkpointLocation(jobName)
+            start = streamStart(jobName, planned.dag, location, config.getInitialSnapshotName(), self.spark)
+            planned = attrs.evolve(planned, dag=start.dag)
         elif config.getInitialSnapshotName() is not None:
             raise JobError(
                 f"Job '{jobName}': setInitialSnapshotName('{config.getInitialSnapshotName()}') is for stream "
@@ -348,16 +345,12 @@ class Jet:
         self._register(jobName, control)
         try:
             assertions = JobAssertions(dag)
-            if streamSources(dag):
+            if start is not None:
                 stream = StreamJob(
-                    lambda suspension, claimed: StreamRun(
-                        spark, resumingOutputs(dag, claimed), planned.physical, jobName, control,
-                        self._publishLists, assertions, checkpoint, suspension, initial,
-                    ),
-                    control,
+                    spark, attrs.evolve(start, dag=dag), planned.physical, jobName, control, self._publishLists, assertions
                 )
                 running = self._executor.submit(self._finally, stream.run, jobName, control)
-                suspension = stream.suspension if checkpoint is not None else None
+                suspension = stream.suspension if start.checkpoint is not None else None
                 return Job(jobName, planned, running, control, stream.metrics, suspension, stream)
             batch = functools.partial(self._runBatch, spark, dag, planned.physical, jobName, control, assertions)
             return Job(jobName, planned, self._executor.submit(self._finally, batch, jobName, control), control)
@@ -412,7 +405,7 @@ class Jet:
 
     def getJobStateSnapshot(self, name: str) -> "JobStateSnapshot":
         """Return the snapshot exported under ``name`` (Jet's ``getJobStateSnapshot``)."""
-        from sparkjet.planner.exported_snapshot import loadSnapshot
+        from sparkjet.coredag.runtime.stream.exported_snapshot import loadSnapshot
 
         return loadSnapshot(name)
 

@@ -31,6 +31,7 @@ from sparkjet.coredag import (
 from sparkjet.coredag.processors.aggregation import AccumulateByKeyP, CombineByKeyP
 from sparkjet.coredag.processors.sinks import ListSinkP
 from sparkjet.coredag.processors.sources import ReadFilesP
+from sparkjet.coredag.runtime.stream.exported_snapshot import JobStateSnapshot, SnapshotError
 from sparkjet.pipeline import (
     AggregateOperation,
     AggregateOperations,
@@ -56,7 +57,6 @@ from sparkjet.pipeline import (
     wholeItem,
 )
 from sparkjet.planner import Jet, Job, JobStatus, PlanningError, plan
-from sparkjet.planner.exported_snapshot import JobStateSnapshot, SnapshotError
 from sparkjet.planner.job_config import JobConfig, ProcessingGuarantee
 from sparkjet.planner.render import writePlanSvg
 

@@ -8,7 +8,7 @@ import pickle
 import pytest
 
 from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError, LocalCheckpointStorage, checkpointStorage
-from sparkjet.planner.checkpoint import StreamCheckpoint
+from sparkjet.coredag.runtime.stream.checkpoint import StreamCheckpoint
 
 
 @pytest.fixture

@@ -36,7 +36,7 @@ SCRIPT = textwrap.dedent(
     import os, signal, sys
     from sparkjet import AggregateOperations, Jet, JobConfig, Pipeline, ProcessingGuarantee, Sinks, TestSources
     from sparkjet import WindowDefinition, wholeItem
-    from sparkjet.planner.checkpoint import StreamCheckpoint
+    from sparkjet.coredag.runtime.stream.checkpoint import StreamCheckpoint
 
     output, checkpoint, master, guarantee, killAt = sys.argv[1:6]
     point, _, number = killAt.partition(":")

@@ -8,9 +8,9 @@ import pytest
 from sparkjet import JobConfig, Pipeline, ProcessingGuarantee, Sinks, Sources
 from sparkjet.coredag.runtime.processor_state import ProcessorState
 from sparkjet.planner import plan
-from sparkjet.planner.checkpoint import StreamCheckpoint
+from sparkjet.coredag.runtime.stream.checkpoint import StreamCheckpoint
 from sparkjet.planner.jet import warnNotExactlyOnce
-from sparkjet.planner.stream_job import notExactlyOnce, resumingOutputs
+from sparkjet.coredag.runtime.stream.stream_dag import notExactlyOnce, resumingOutputs
 
 
 def test_a_job_config_is_jets_fluent_and_mutable_one():

@@ -16,7 +16,7 @@ import pytest
 from sparkjet import JobConfig, Pipeline, ProcessingGuarantee, Sinks, TestSources
 from sparkjet.coredag.runtime import output_directory
 from sparkjet.coredag.runtime.output_directory import LocalOutputDirectory
-from sparkjet.planner.checkpoint import StreamCheckpoint
+from sparkjet.coredag.runtime.stream.checkpoint import StreamCheckpoint
 
 pytestmark = pytest.mark.spark
 

@@ -18,7 +18,7 @@ from sparkjet import (
     WindowDefinition,
 )
 from sparkjet.planner import JobStatus, plan
-from sparkjet.planner.exported_snapshot import JobStateSnapshot, checkCompatible, loadSnapshot
+from sparkjet.coredag.runtime.stream.exported_snapshot import JobStateSnapshot, checkCompatible, loadSnapshot
 from tests.streaming.test_stream_jobs import dropFile, eventually
 
 

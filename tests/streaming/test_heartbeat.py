@@ -7,7 +7,7 @@ import time
 import pytest
 
 from sparkjet import AggregateOperations, Pipeline, Sinks, Sources, WindowDefinition, wholeItem
-from sparkjet.planner.stream_job import needsHeartbeat
+from sparkjet.coredag.runtime.stream.stream_dag import needsHeartbeat
 from tests.streaming.test_stream_jobs import dropFile, eventually
 
 pytestmark = pytest.mark.spark

@@ -8,7 +8,7 @@ import concurrent.futures
 import pytest
 
 from sparkjet import JobConfig, JobError, Pipeline, ProcessingGuarantee, Sinks, Sources, SparkjetError, TestSources
-from sparkjet.planner.job_config import fileName
+from sparkjet.coredag.runtime.stream.state_directory import fileName
 from tests.streaming.test_stream_jobs import dropFile, eventually
 
 EVENTS = [(number, f"item-{number}") for number in range(6)]

@@ -56,3 +56,30 @@ def test_only_a_stream_job_with_a_guarantee_can_be_suspended(jet, tmp_path):
             job.suspend()
     finally:
         job.cancel()
+
+
+def test_a_lifecycle_call_in_the_wrong_status_is_a_job_error_naming_the_status(jet, tmp_path):
+    """Issue 25, point 7: Jet throws IllegalStateException where sparkjet did nothing silently."""
+    watched = tmp_path / "in"
+    watched.mkdir()
+    p = Pipeline.create()
+    p.readFrom(Sources.fileWatcher(str(watched))).withoutTimestamps().writeTo(Sinks.list("lifecycle"))
+    config = JobConfig().setProcessingGuarantee(ProcessingGuarantee.EXACTLY_ONCE)
+    job = jet.newJob(p, config.setCheckpointLocation(str(tmp_path / "checkpoint")))
+    try:
+        with pytest.raises(JobError, match=r"cannot resume\(\) it, job status is RUNNING: it is not suspended"):
+            job.resume()
+        job.suspend()
+        for call in (job.suspend, job.restart):
+            with pytest.raises(JobError, match=r"job status is SUSPENDED: resume\(\) it first"):
+                call()
+        job.resume()
+        dropFile(watched, "a.txt", ["after the resume"])
+        eventually(lambda: jet.getList("lifecycle") == ["after the resume"], seconds=90)
+    finally:
+        job.cancel()
+    with pytest.raises(concurrent.futures.CancelledError):
+        job.join()
+    for call in (job.suspend, job.resume, job.restart):
+        with pytest.raises(JobError, match=r"job status is FAILED: the job has ended"):
+            call()

@@ -1,36 +1,33 @@
-"""A stream job: its Core DAG run once per micro-batch of a Spark Structured Streaming query,
-each processor starting from the state it saved at the end of the previous micro-batch."""
+"""One run of a stream job: its Core DAG run once per micro-batch of a Spark Structured
+Streaming query, each processor starting from the state it saved at the end of the previous
+micro-batch, until the stream ends, the job is cancelled, or it stops for a suspension."""
 
+import enum
 import functools
 import re
 import tempfile
 import threading
 import time
-import warnings
 from collections import Counter
 from collections.abc import Callable
+from typing import Protocol
 
-import attrs
-
-from sparkjet.coredag.errors import DagError, JobError
+from sparkjet.coredag.errors import JobError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics, MicroBatchMetrics, SnapshotMetrics
-from sparkjet.coredag.processors.sinks import CreateDataFrame, DriverSinkP, FilesSinkP, NoopSinkP
 from sparkjet.coredag.runtime.execution import JobControl, MicroBatch, executeDag
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
 from sparkjet.coredag.runtime.processor_state import vertexWatermarks
-from sparkjet.coredag.runtime.terminal_outputs import outputDirectories, terminalOutputOf
-from sparkjet.planner.assertions import JobAssertions
-from sparkjet.planner.checkpoint import StreamCheckpoint
-from sparkjet.planner.exported_snapshot import (
+from sparkjet.coredag.runtime.stream.checkpoint import StreamCheckpoint
+from sparkjet.coredag.runtime.stream.exported_snapshot import (
     JobStateSnapshot,
     SnapshotError,
-    checkCompatible,
     exportSnapshot,
-    loadSnapshot,
     seedCheckpoint,
 )
-from sparkjet.planner.suspension import Suspension
+from sparkjet.coredag.runtime.stream.stream_dag import needsHeartbeat, staticVertices, streamSources
+from sparkjet.coredag.runtime.stream.suspension import Suspension
+from sparkjet.coredag.runtime.terminal_outputs import outputDirectories
 
 TRIGGER_MILLIS = 1000
 """How often a micro-batch starts while there is new input."""
@@ -45,88 +42,28 @@ HEARTBEAT_SOURCE = "__heartbeat__"
 """The source name of the rows that make Spark run a micro-batch every trigger without new input."""
 
 
-def streamSources(dag: DAG) -> list:
-    """Return the vertices of ``dag`` that read a stream."""
-    return [vertex for vertex in dag if getattr(vertex.processorSupplier, "readsStream", False)]
+class RunState(enum.Enum):
+    """Where a run is: starting (a snapshot export waits), streaming, stopping for a suspension
+    (no new micro-batch), suspended with its checkpoint kept, or ended for good (completed,
+    failed or cancelled: nothing to export)."""
+
+    STARTING = "starting"
+    STREAMING = "streaming"
+    STOPPING = "stopping"
+    SUSPENDED = "suspended"
+    ENDED = "ended"
 
 
-def unpeeked(vertex) -> object:
-    """Return a vertex's processor supplier, the one ``peek()`` wraps where it is peeked."""
-    return getattr(vertex.processorSupplier, "inner", vertex.processorSupplier)
+class Assertions(Protocol):
+    """What a run tells the job's assertion sinks (the client's ``JobAssertions``)."""
 
+    def listItems(self, collected: dict) -> dict[str, list]: ...
 
-def staticVertices(dag: DAG) -> frozenset[str]:
-    """Return the vertices no stream source reaches: a stream job runs them once (the batch
-    side of a hash join, say), as Jet reads a batch stage once per job."""
-    reached = [vertex.name for vertex in streamSources(dag)]
-    for name in reached:
-        reached += [edge.destName for edge in dag.getOutboundEdges(name) if edge.destName not in reached]
-    return frozenset(vertex.name for vertex in dag) - set(reached)
+    def receive(self, collected: dict) -> None: ...
 
+    def checkTimeouts(self) -> None: ...
 
-def needsHeartbeat(dag: DAG, physical: PhysicalPlan) -> bool:
-    """Return whether time alone moves the job on, so it must run without new input: a
-    watermark following the wall clock (ingestion time), early results, or an idle timeout where
-    several processors insert watermarks (one turning idle lets the others' through)."""
-    suppliers = {vertex.name: unpeeked(vertex) for vertex in dag}
-    inserting = [name for name, supplier in suppliers.items() if getattr(supplier, "emitsWatermarks", False)]
-    several = sum(physical.vertex(name).parallelism for name in inserting) > 1
-    return any(
-        getattr(supplier, "needsHeartbeat", False)
-        or getattr(supplier, "earlyResultsPeriod", 0) > 0
-        or (several and getattr(supplier, "idleTimeoutMillis", 0) > 0)
-        for supplier in suppliers.values()
-    )
-
-
-def checkStreamSinks(dag: DAG) -> None:
-    """Refuse the sink a stream job cannot write: a DataFrame, made once per job."""
-    for vertex in dag:
-        if isinstance(terminalOutputOf(vertex.processorSupplier), CreateDataFrame):
-            raise DagError(
-                f"Sink '{vertex.name}' takes a stream, but Sinks.dataframe makes one whole DataFrame per job: "
-                "write a stream to Sinks.list, Sinks.files, Sinks.json, Sinks.logger or Sinks.noop"
-            )
-
-
-def notExactlyOnce(dag: DAG) -> list[str]:
-    """Return the sinks that may repeat an item after a restart: a logger logs a micro-batch run
-    again a second time, and a sink of the user's own may do anything; files sinks rewrite a
-    micro-batch's files under the same names, a driver's list starts empty in the new process."""
-    exactlyOnce = (DriverSinkP, FilesSinkP, NoopSinkP)
-    return [
-        vertex.name
-        for vertex in dag
-        if not dag.getOutboundEdges(vertex.name)
-        and not isinstance(unpeeked(vertex), exactlyOnce)
-    ]
-
-
-def resumingOutputs(dag: DAG, claimed: set[str]) -> DAG:
-    """Return ``dag`` with its files sinks writing into directories an earlier run of the job
-    claimed taking them as they are (a restarted job goes on writing there)."""
-
-    def resuming(vertex):
-        supplier = vertex.processorSupplier
-        if isinstance(supplier, FilesSinkP) and supplier.directory in claimed:
-            return attrs.evolve(vertex, processorSupplier=attrs.evolve(supplier, resumes=True))
-        return vertex
-
-    return dag.withVertices(resuming)
-
-
-def startingSnapshot(name: str, jobName: str, dag: DAG) -> JobStateSnapshot:
-    """Return the exported snapshot ``name`` job ``jobName`` starts from, checked to fit its
-    ``dag``; the state of vertices it no longer has is dropped with a warning."""
-    snapshot = loadSnapshot(name)
-    dropped = checkCompatible(snapshot, jobName, dag, len(streamSources(dag)))
-    if dropped:
-        warnings.warn(
-            f"Job '{jobName}' starts from snapshot '{name}' without the state of {', '.join(map(repr, dropped))}: "
-            "this job has no vertex of that name",
-            stacklevel=3,
-        )
-    return snapshot
+    def complete(self) -> None: ...
 
 
 class StreamRun:
@@ -142,24 +79,20 @@ class StreamRun:
 
     def __init__(
         self, spark, dag: DAG, physical: PhysicalPlan, jobName: str, control: JobControl,
-        publish: Callable[[dict[str, list]], None], assertions: JobAssertions,
+        publish: Callable[[dict[str, list]], None], assertions: Assertions,
         checkpoint: StreamCheckpoint | None = None, suspension: Suspension | None = None,
         initialSnapshot: JobStateSnapshot | None = None,
     ) -> None:
         self._spark, self._dag, self._physical = spark, dag, physical
         self._suspension = suspension or Suspension()
         self._microBatchRunning = threading.Lock()
-        self._stopping = False
-        self.suspended = False
-        """Whether the run stopped because the job was suspended or restarted."""
+        self._state = RunState.STARTING
+        self._stateChanged = threading.Condition()
         self._jobName, self._control, self._publish = jobName, control, publish
         self._assertions, self._keptCheckpoint = assertions, checkpoint
         self._initialSnapshot = initialSnapshot
         self._checkpoint: StreamCheckpoint | None = None
-        self._exportable = threading.Event()
-        """Set once the stream runs; cleared when the run ends, unless it was suspended."""
         self._lastBatch = -1
-        self._ended = False
         self._lastSnapshot: SnapshotMetrics | None = None
         self._startedAt = time.perf_counter()
         self._lock = threading.Lock()
@@ -192,7 +125,7 @@ class StreamRun:
                 checkpoint.recordClaims([output.directory for output in self._outputs.values()])
             feeders = self._startFeeders(checkpoint)
             query = self._startQuery(checkpoint)
-            self._exportable.set()
+            self._enter(RunState.STREAMING)
             self._awaitEnd(query, feeders)
             if self.suspended:
                 return self.metrics()
@@ -212,9 +145,7 @@ class StreamRun:
             for rdd in self._staticOutputs.values():
                 rdd.unpersist()
             with self._microBatchRunning:
-                self._ended = not self.suspended or self._control.cancelled
-                if self._ended:
-                    self._exportable.clear()
+                self._enter(RunState.SUSPENDED if self.suspended else RunState.ENDED)
                 if ended or self._keptCheckpoint is None:
                     checkpoint.remove()
         return self.metrics()
@@ -223,12 +154,13 @@ class StreamRun:
         """Export the state after the last micro-batch (committed first) as snapshot ``name``;
         ``cancelling``: then cancel the job, no micro-batch running after the export. A job
         that has not started its stream yet is waited for."""
-        while not self._ended and not self._exportable.wait(POLL_SECONDS):
-            pass
+        with self._stateChanged:
+            self._stateChanged.wait_for(lambda: self._state is not RunState.STARTING)
         with self._microBatchRunning:
-            if not self._exportable.is_set():
+            if self._state is RunState.ENDED:
                 raise SnapshotError(f"Job '{self._jobName}' has no snapshot to export: it is no longer running")
-            self._stopping = self._stopping or cancelling
+            if cancelling and self._state is RunState.STREAMING:
+                self._enter(RunState.STOPPING)
             self._awaitCommitted(self._lastBatch)
             snapshot = exportSnapshot(
                 name, self._jobName, self._checkpoint, self._states, self._lastBatch, self._dag, len(self._sources)
@@ -236,6 +168,17 @@ class StreamRun:
             if cancelling:
                 self._control.cancel()
             return snapshot
+
+    @property
+    def suspended(self) -> bool:
+        """Return whether the run stopped, or is stopping, for a suspension or a restart."""
+        return self._state in (RunState.STOPPING, RunState.SUSPENDED) and not self._control.cancelled
+
+    def _enter(self, state: RunState) -> None:
+        """Move the run to ``state`` and wake whoever waits for a change."""
+        with self._stateChanged:
+            self._state = state
+            self._stateChanged.notify_all()
 
     def claimedOutputs(self) -> set[str]:
         """Return the output directories this run claimed (a resumed run goes on writing there)."""
@@ -245,8 +188,7 @@ class StreamRun:
         """Remove the checkpoint a suspended run kept: the job was cancelled, as in Jet for good,
         and has no snapshot to export any more."""
         with self._microBatchRunning:
-            self._ended = True
-            self._exportable.clear()
+            self._enter(RunState.ENDED)
             if self._keptCheckpoint is not None:
                 self._keptCheckpoint.remove()
 
@@ -300,7 +242,7 @@ class StreamRun:
         the query. Once the run stops for a suspension, a micro-batch is refused uncommitted
         (Spark runs it again when the job goes on)."""
         with self._microBatchRunning:
-            if self._stopping:
+            if self._state is not RunState.STREAMING:
                 raise JobError(f"Job '{self._jobName}' is suspended: micro-batch {batchId} waits for its resume")
             try:
                 self._runMicroBatch(rows, batchId)
@@ -343,7 +285,7 @@ class StreamRun:
             while query.isActive and not self._control.cancelled and self._failure is None:
                 if self._suspension.stopsRun():
                     with self._microBatchRunning:  # the micro-batch in progress ends first, whole
-                        self._stopping = self.suspended = True
+                        self._enter(RunState.STOPPING)
                     self._awaitCommitted(self._lastBatch)
                     break
                 self._awaitQuery(query)
@@ -378,30 +320,3 @@ def _orDefault(value: int | None, default: int) -> int:
     return default if value is None else value
 
 
-class StreamJob:
-    """A stream job's runs: one until the job ends, a new one after each resume or restart,
-    from the checkpoint the last one kept (without a guarantee, from the start, as in Jet)."""
-
-    def __init__(self, newRun: Callable[[Suspension, set[str]], StreamRun], control: JobControl) -> None:
-        self.suspension = Suspension()
-        self._newRun, self._control = newRun, control
-        self._current = newRun(self.suspension, set())
-
-    def run(self) -> JobMetrics:
-        """Run until the job ends; between a suspension and a resume, wait."""
-        while True:
-            metrics = self._current.run()
-            if not self._current.suspended:
-                return metrics
-            if not self.suspension.awaitGoOn(lambda: self._control.cancelled):
-                self._current.discardCheckpoint()
-                raise self._control.cancellation()
-            self._current = self._newRun(self.suspension, self._current.claimedOutputs())
-
-    def metrics(self) -> JobMetrics:
-        """Return the current run's figures."""
-        return self._current.metrics()
-
-    def exportSnapshot(self, name: str, cancelling: bool = False) -> JobStateSnapshot:
-        """Export the current run's state as snapshot ``name`` (see ``StreamRun.exportSnapshot``)."""
-        return self._current.exportSnapshot(name, cancelling)

@@ -23,8 +23,9 @@ import attrs
 from sparkjet.coredag.errors import JobError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.event_time_policy import wallClockMillis
-from sparkjet.planner.checkpoint import CLAIMED, QUERY, SOURCE_PREFIX, STATES, StreamCheckpoint, statesName
-from sparkjet.planner.job_config import fileName, stateRoot
+from sparkjet.coredag.runtime.stream.checkpoint import CLAIMED, QUERY, SOURCE_PREFIX, STATES, StreamCheckpoint, statesName
+from sparkjet.coredag.runtime.stream.state_directory import fileName, stateRoot
+from sparkjet.coredag.runtime.stream.stream_dag import unpeeked
 
 EXPORTED = "exported-snapshots"
 """The directory under sparkjet's state directory holding the exported snapshots."""
@@ -81,8 +82,6 @@ def snapshotDirectory(name: str) -> str:
 
 def processorKinds(dag: DAG, vertexNames) -> dict[str, str]:
     """Return the kind of processor each of ``vertexNames`` runs in ``dag`` (its supplier's class)."""
-    from sparkjet.planner.stream_job import unpeeked  # it imports this module
-
     return {name: type(unpeeked(dag.getVertex(name))).__qualname__ for name in vertexNames}
 
 

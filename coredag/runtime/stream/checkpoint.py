@@ -25,7 +25,7 @@ from sparkjet.coredag.model.event_time_policy import wallClockMillis
 from sparkjet.coredag.model.metrics import SnapshotMetrics
 from sparkjet.coredag.processors.sources import isHadoopUrl
 from sparkjet.coredag.runtime.checkpoint_storage import WRITING, CheckpointError, checkpointStorage
-from sparkjet.planner.job_config import fileName, stateRoot
+from sparkjet.coredag.runtime.stream.state_directory import fileName, stateRoot
 
 STATES = "states"
 QUERY = "query"

@@ -1,0 +1,89 @@
+"""What a stream job's Core DAG says about running it on micro-batches, read before it runs:
+its stream sources and what they can replay, the vertices no stream reaches, whether time alone
+must move it on, which sinks it can write and which are exactly once. Pure: no pyspark here."""
+
+import attrs
+
+from sparkjet.coredag.errors import DagError, JobError
+from sparkjet.coredag.model.dag import DAG
+from sparkjet.coredag.processors.sinks import CreateDataFrame, DriverSinkP, FilesSinkP, NoopSinkP, SinkSupplier
+
+
+def streamSources(dag: DAG) -> list:
+    """Return the vertices of ``dag`` that read a stream."""
+    return [vertex for vertex in dag if getattr(vertex.processorSupplier, "readsStream", False)]
+
+
+def unpeeked(vertex) -> object:
+    """Return a vertex's processor supplier, the one ``peek()`` wraps where it is peeked."""
+    return getattr(vertex.processorSupplier, "inner", vertex.processorSupplier)
+
+
+def staticVertices(dag: DAG) -> frozenset[str]:
+    """Return the vertices no stream source reaches: a stream job runs them once (the batch
+    side of a hash join, say), as Jet reads a batch stage once per job."""
+    reached = [vertex.name for vertex in streamSources(dag)]
+    for name in reached:
+        reached += [edge.destName for edge in dag.getOutboundEdges(name) if edge.destName not in reached]
+    return frozenset(vertex.name for vertex in dag) - set(reached)
+
+
+def needsHeartbeat(dag: DAG, physical) -> bool:
+    """Return whether time alone moves the job on, so it must run without new input: a
+    watermark following the wall clock (ingestion time), early results, or an idle timeout where
+    several processors insert watermarks (one turning idle lets the others' through)."""
+    suppliers = {vertex.name: unpeeked(vertex) for vertex in dag}
+    inserting = [name for name, supplier in suppliers.items() if getattr(supplier, "emitsWatermarks", False)]
+    several = sum(physical.vertex(name).parallelism for name in inserting) > 1
+    return any(
+        getattr(supplier, "needsHeartbeat", False)
+        or getattr(supplier, "earlyResultsPeriod", 0) > 0
+        or (several and getattr(supplier, "idleTimeoutMillis", 0) > 0)
+        for supplier in suppliers.values()
+    )
+
+
+def checkStreamSinks(dag: DAG) -> None:
+    """Refuse the sink a stream job cannot write: a DataFrame, made once per job."""
+    for vertex in dag:
+        supplier = vertex.processorSupplier
+        if isinstance(supplier, SinkSupplier) and isinstance(supplier.terminalOutput, CreateDataFrame):
+            raise DagError(
+                f"Sink '{vertex.name}' takes a stream, but Sinks.dataframe makes one whole DataFrame per job: "
+                "write a stream to Sinks.list, Sinks.files, Sinks.json, Sinks.logger or Sinks.noop"
+            )
+
+
+def notExactlyOnce(dag: DAG) -> list[str]:
+    """Return the sinks that may repeat an item after a restart: a logger logs a micro-batch run
+    again a second time, and a sink of the user's own may do anything; files sinks rewrite a
+    micro-batch's files under the same names, a driver's list starts empty in the new process."""
+    exactlyOnce = (DriverSinkP, FilesSinkP, NoopSinkP)
+    return [
+        vertex.name
+        for vertex in dag
+        if not dag.getOutboundEdges(vertex.name)
+        and not isinstance(unpeeked(vertex), exactlyOnce)
+    ]
+
+
+def resumingOutputs(dag: DAG, claimed: set[str]) -> DAG:
+    """Return ``dag`` with its files sinks writing into directories an earlier run of the job
+    claimed taking them as they are (a restarted job goes on writing there)."""
+
+    def resuming(vertex):
+        supplier = vertex.processorSupplier
+        if isinstance(supplier, FilesSinkP) and supplier.directory in claimed:
+            return attrs.evolve(vertex, processorSupplier=attrs.evolve(supplier, resumes=True))
+        return vertex
+
+    return dag.withVertices(resuming)
+
+
+def checkReplayable(dag: DAG, jobName: str) -> None:
+    """Refuse, for a job with a processing guarantee, a stream source that cannot give its
+    items again after a restart: the restarted job would lose them, or fail on them."""
+    for vertex in streamSources(dag):
+        reason = vertex.processorSupplier.cannotReplay()
+        if reason is not None:
+            raise JobError(f"Job '{jobName}' has a processing guarantee, but its source '{vertex.name}' cannot keep it: {reason}")
