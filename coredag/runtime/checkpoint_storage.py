@@ -4,10 +4,22 @@ through the driver's JVM, as Spark keeps its own query checkpoint there. Both ta
 relative to the checkpoint (``states/batch-000000003.pickle``) and offer the same few operations:
 list, read, write whole (aside, then renamed over), remove, and copy to or from a local path.
 
-A local path never starts Spark's JVM; a Hadoop URL needs the SparkContext running in this process."""
+A local path never starts Spark's JVM; a Hadoop URL needs the SparkContext running in this process.
 
+A checkpoint holds pickles, which run code when they are read, so it is refused where another user
+could write it (as ssh refuses a key file): the checkpoint, anything in it, or a directory above it
+writable by group or others (above it, the sticky bit makes that safe, as on ``/tmp``; a group whose
+one member is the owner, a user private group, counts as the owner's), or the checkpoint or anything
+in it owned by someone else. sparkjet makes its own directories and files readable by you alone."""
+
+import functools
+import grp
+import itertools
 import os
+import pwd
 import shutil
+import stat
+from collections.abc import Callable, Iterator
 
 from sparkjet.coredag.errors import JobError
 from sparkjet.coredag.processors.sources import isHadoopUrl
@@ -16,19 +28,38 @@ from sparkjet.coredag.runtime.output_directory import javaMessage
 WRITING = ".writing"
 """The suffix of a file being written, renamed to its name once whole."""
 
+PRIVATE_DIRECTORY = 0o700
+PRIVATE_FILE = 0o600
+PERMISSIONS = "fs.capability.paths.permissions"
+"""The capability of a Hadoop file system that keeps owners and permissions (HDFS, file://; not S3A)."""
+
 
 class CheckpointError(JobError):
-    """A stream job's checkpoint location cannot be reached or written."""
+    """A stream job's checkpoint location cannot be reached or written, or others could write it."""
 
 
 class LocalCheckpointStorage:
-    """A checkpoint in a local directory."""
+    """A checkpoint in a local directory, checked before it is read (see ``checkPrivate``) and made
+    by its first write, readable by you alone."""
 
     def __init__(self, location: str) -> None:
         self.location = location
+        self._owner = "A stream job"
+        self._checked = False
+        """Whether the directory exists and was found private; a removed one is checked again."""
 
     def open(self, owner: str) -> None:
-        """Nothing to reach: the directory is made by its first write."""
+        """Check the directory, if it exists, and those above it (see ``checkPrivate``); errors name ``owner``."""
+        self._owner, self._checked = owner, False
+        self._check()
+
+    def _check(self, making: bool = False) -> None:
+        """Check the directory once it exists (``making``: make it first, private)."""
+        if self._checked:
+            return
+        if making:
+            makePrivateDirectories(self.location)
+        self._checked = checkPrivate(self.location, lambda reason: cannotKeep(self._owner, self.location, reason))
 
     def url(self, name: str) -> str:
         """Return the path Spark is given for ``name``."""
@@ -36,15 +67,18 @@ class LocalCheckpointStorage:
 
     def exists(self, name: str) -> bool:
         """Return whether ``name`` exists."""
+        self._check()
         return os.path.exists(self.url(name))
 
     def names(self, directory: str = "") -> list[str]:
         """Return the names in ``directory`` (none if it does not exist)."""
+        self._check()
         path = self.url(directory)
         return os.listdir(path) if os.path.isdir(path) else []
 
     def read(self, name: str) -> bytes | None:
         """Return the bytes of file ``name`` (None if there is none)."""
+        self._check()
         try:
             with open(self.url(name), "rb") as file:
                 return file.read()
@@ -54,9 +88,11 @@ class LocalCheckpointStorage:
     def write(self, name: str, data: bytes) -> None:
         """Make ``data`` file ``name``, whole or not at all: written aside, synced, then renamed
         over the old one (``os.replace`` is atomic)."""
+        self._check(making=True)
         path = self.url(name)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path + WRITING, "wb") as file:
+        makePrivateDirectories(os.path.dirname(path))
+        descriptor = os.open(path + WRITING, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
+        with open(descriptor, "wb") as file:
             file.write(data)
             file.flush()
             os.fsync(file.fileno())
@@ -79,17 +115,111 @@ class LocalCheckpointStorage:
         try:
             os.rmdir(self.location)
         except OSError:
-            pass
+            return
+        self._checked = False
 
     def copyOut(self, name: str, local: str) -> None:
         """Copy ``name`` (a file or a directory) to the new local path ``local``."""
+        self._check()
         _copied(self.url(name), local)
 
     def copyIn(self, local: str, name: str) -> None:
         """Copy the local file or directory ``local`` to ``name``, which does not exist yet."""
+        self._check(making=True)
         target = self.url(name)
-        os.makedirs(os.path.dirname(target), exist_ok=True)
+        makePrivateDirectories(os.path.dirname(target))
         _copied(local, target)
+
+
+def makePrivateDirectories(path: str) -> None:
+    """Make the local directory ``path`` and those missing above it, each readable by you alone."""
+    missing = []
+    while not os.path.isdir(path) and os.path.dirname(path) != path:
+        missing.append(path)
+        path = os.path.dirname(path)
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, PRIVATE_DIRECTORY)
+        except FileExistsError:
+            pass  # made meanwhile, by whoever: checkPrivate judges it
+
+
+def checkPrivate(path: str, describe: Callable[[str], str], error: type[JobError] = CheckpointError) -> bool:
+    """Raise ``error`` (its message ``describe(reason)``) where another user could plant a file
+    in the local directory ``path``: it or anything in it owned by another user than you (or
+    root), or writable by group or others; a directory above it writable by group or others
+    without the sticky bit, or owned by another user. A path not made yet is judged by the
+    directory it would be made in. Return whether ``path`` exists (and was checked)."""
+    real = os.path.realpath(path)
+    existing = real
+    while not os.path.isdir(existing):
+        existing = os.path.dirname(existing)
+    above = _directoriesAbove(real) if existing == real else [*_directoriesAbove(existing), existing]
+    inside = _localEntries(real) if existing == real else ()
+    privateGroup = functools.cache(_privateGroup)
+    for entry, isAbove in itertools.chain(((path, True) for path in above), ((path, False) for path in inside)):
+        status = os.lstat(entry)
+        reason = _unsafe(
+            entry, status.st_mode, _foreignOwner(status.st_uid),
+            lambda: privateGroup(status.st_gid, status.st_uid), isAbove,
+        )
+        if reason is not None:
+            raise error(describe(reason))
+    return existing == real
+
+
+def _directoriesAbove(path: str) -> list[str]:
+    """Return the directories above ``path``, from the root down."""
+    above = []
+    while os.path.dirname(path) != path:
+        path = os.path.dirname(path)
+        above.append(path)
+    return above[::-1]
+
+
+def _localEntries(root: str) -> Iterator[str]:
+    """Yield ``root`` and everything under it (symbolic links not followed)."""
+    yield root
+    for directory, subdirectories, files in os.walk(root):
+        for name in subdirectories + files:
+            yield os.path.join(directory, name)
+
+
+def _foreignOwner(uid: int) -> str | None:
+    """Return the name of user ``uid`` unless that is you or root (None)."""
+    if uid in (os.getuid(), 0):
+        return None
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
+
+
+def _privateGroup(gid: int, uid: int) -> bool:
+    """Whether group ``gid`` has user ``uid`` as its one member (a user private group, whose
+    write permission Debian's ssh accepts too)."""
+    try:
+        members, owner = set(grp.getgrgid(gid).gr_mem), pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return False
+    primary = {user.pw_uid for user in pwd.getpwall() if user.pw_gid == gid}
+    return bool(primary | members) and primary <= {uid} and members <= {owner}
+
+
+def _unsafe(path: str, mode: int, foreignOwner: str | None, privateGroup: Callable[[], bool], above: bool) -> str | None:
+    """Return why another user could plant a file in or as ``path`` (None if none could), and
+    what to do: ``foreignOwner`` names its owner if another user; ``above``: a directory above
+    the checkpoint, which the sticky bit keeps (others cannot move or remove what is yours)."""
+    planted = "so another user could plant pickles there, which run code when they are read"
+    if foreignOwner is not None:
+        return f"'{path}' belongs to user '{foreignOwner}', {planted}: use a directory of your own"
+    if stat.S_ISLNK(mode) or (above and mode & stat.S_ISVTX):
+        return None
+    if mode & stat.S_IWOTH or (mode & stat.S_IWGRP and not privateGroup()):
+        writers = "every user" if mode & stat.S_IWOTH else "its group"
+        fix = f"chmod go-w '{path}'" + ("" if above else " if you trust what is in it, else remove it")
+        return f"'{path}' is writable by {writers} ({stat.filemode(mode)}), {planted}: {fix}"
+    return None
 
 
 IN_FLIGHT = shutil.ignore_patterns("*.tmp", "*.tmp.crc")
@@ -126,9 +256,40 @@ class HadoopCheckpointStorage:
             self._root = self._Path(self.location)
             self._fs = self._root.getFileSystem(self._conf)
             self._fs.exists(self._root)
+            permissions = self._fs.hasPathCapability(self._root, PERMISSIONS)
         except Exception as cause:
             self._fs = None
             raise CheckpointError(cannotKeep(owner, self.location, javaMessage(cause))) from None
+        if permissions:
+            self._checkPrivate(lambda reason: cannotKeep(owner, self.location, reason))
+
+    def _checkPrivate(self, describe: Callable[[str], str]) -> None:
+        """Raise a CheckpointError (``describe(reason)``) where another user could plant a file
+        in the checkpoint, as ``checkPrivate`` does by the file system's FileStatus: the
+        checkpoint or anything in it owned by another user or writable by group or others, a
+        directory above it writable by group or others without the sticky bit (their owners are
+        not judged: a cluster's superuser has no one name)."""
+        you = self._jvm.org.apache.hadoop.security.UserGroupInformation.getCurrentUser().getShortUserName()
+        root = self._fs.makeQualified(self._root)
+        existing = root
+        while not self._fs.exists(existing):
+            existing = existing.getParent()
+        above, path = [], existing if existing != root else root.getParent()
+        while path is not None:
+            above.append(path)
+            path = path.getParent()
+        statuses = [(self._fs.getFileStatus(path), True) for path in reversed(above)]
+        if existing == root:
+            statuses.append((self._fs.getFileStatus(root), False))
+        for status, isAbove in _inside(self._fs, statuses):
+            owner = status.getOwner()
+            kind = stat.S_IFDIR if status.isDirectory() else stat.S_IFREG
+            reason = _unsafe(
+                status.getPath().toString(), kind | status.getPermission().toShort(),
+                None if isAbove or owner == you else owner, lambda: False, isAbove,
+            )
+            if reason is not None:
+                raise CheckpointError(describe(reason))
 
     def url(self, name: str) -> str:
         """Return the URL Spark is given for ``name``."""
@@ -168,6 +329,7 @@ class HadoopCheckpointStorage:
         aside = self._aside(target)
         if self._fs.exists(aside) and not self._fs.exists(target):
             self._move(aside, target)  # the write a crash interrupted after its delete
+        self._makePrivateDirectories(target.getParent())
         stream = self._fs.create(aside, True)
         try:
             stream.write(data)
@@ -176,6 +338,15 @@ class HadoopCheckpointStorage:
         if self._fs.exists(target):
             self._fs.delete(target, False)
         self._move(aside, target)
+
+    def _makePrivateDirectories(self, path) -> None:
+        """Make directory ``path`` and those missing above it, each readable by you alone."""
+        missing = []
+        while path is not None and not self._fs.exists(path):
+            missing.append(path)
+            path = path.getParent()
+        for directory in reversed(missing):
+            self._fs.mkdirs(directory, self._jvm.org.apache.hadoop.fs.permission.FsPermission(f"{PRIVATE_DIRECTORY:o}"))
 
     def _move(self, source, target) -> None:
         if not self._fs.rename(source, target):
@@ -202,6 +373,7 @@ class HadoopCheckpointStorage:
 
     def copyIn(self, local: str, name: str) -> None:
         """Copy the local file or directory ``local`` to ``name``, which does not exist yet."""
+        self._makePrivateDirectories(self._path(name).getParent())
         self._fs.copyFromLocalFile(False, True, self._localPath(local), self._path(name))
 
     def _path(self, name: str):
@@ -212,6 +384,15 @@ class HadoopCheckpointStorage:
 
     def _localPath(self, local: str):
         return self._Path(self._jvm.java.io.File(local).toURI())
+
+
+def _inside(fs, statuses: list) -> Iterator[tuple[object, bool]]:
+    """Yield each of ``statuses`` (FileStatus, whether above the checkpoint), and after the
+    checkpoint's own everything in it."""
+    for status, isAbove in statuses:
+        yield status, isAbove
+        if not isAbove and status.isDirectory():
+            yield from _inside(fs, [(child, False) for child in fs.listStatus(status.getPath())])
 
 
 def cannotKeep(owner: str, location: str, reason: str) -> str:
