@@ -6,7 +6,8 @@ Each file is fed with the source's snapshot (``createSnapshotFn``) taken right a
 were added: the snapshot is saved first, then the file moved into place (see ``FeedDirectory``).
 A job run again goes on from the snapshot of the last file fed (``restoreSnapshotFn``): Spark reads
 every file fed once, before or after the restart (its checkpoint remembers what it read), so no
-item is fed twice or lost."""
+item is fed twice or lost. Spark removes a file once the micro-batch that read it is committed
+(its file source's ``cleanSource``); the snapshot of the last file stays, and numbers the next."""
 
 import base64
 import os
@@ -102,9 +103,10 @@ class BuiltStreamP(StreamSourceP):
         FeedDirectory(workDirectory).copyTo(target)
 
     def streamingRows(self, spark, workDirectory: str):
-        """Return Spark's stream of the files the source's feeder writes."""
+        """Return Spark's stream of the files the source's feeder writes; Spark removes each once
+        the micro-batch that read it is committed (when it starts the next one with new input)."""
         os.makedirs(workDirectory, exist_ok=True)
-        return self.streamRows(spark.readStream.text(workDirectory), text="value")
+        return self.streamRows(spark.readStream.option("cleanSource", "delete").text(workDirectory), text="value")
 
     def rowConverter(self) -> PickledEvents:
         """Return the items of the pickled events."""

@@ -1,13 +1,16 @@
 """A SourceBuilder stream source across a job's restarts (issue 25, point 3): with Jet's
 createSnapshotFn and restoreSnapshotFn, a job suspended and resumed, or restarted, goes on from
-the source's snapshot saved with the last file it fed, so every item reaches the job once."""
+the source's snapshot saved with the last file it fed, so every item reaches the job once; and
+Spark removes each fed file once the micro-batch that read it is committed (issue 25, point 10)."""
 
+import os
 import threading
 from collections import Counter
 
 import pytest
 
 from sparkjet import JobConfig, Pipeline, ProcessingGuarantee, Sinks, SourceBuilder
+from sparkjet.coredag.processors.built_stream_source import FED_FILE, SNAPSHOT_FILE
 from sparkjet.planner import JobStatus
 from tests.streaming.test_stream_jobs import eventually
 
@@ -77,3 +80,30 @@ def test_a_suspended_resumed_and_restarted_job_gets_every_item_of_a_built_source
     finally:
         job.cancel()
 
+
+def fedFileNumbers(directory) -> list[int]:
+    """Return the numbers of the files fed into ``directory`` that are still there."""
+    return [int(match[1]) for name in os.listdir(directory) if (match := FED_FILE.fullmatch(name))]
+
+
+def snapshotNumbers(directory) -> list[int]:
+    """Return the numbers of the fed files whose snapshots are in ``directory``."""
+    return [int(match[1]) for name in os.listdir(directory) if (match := SNAPSHOT_FILE.fullmatch(name))]
+
+
+def test_spark_removes_the_files_a_built_source_fed_once_their_micro_batches_are_committed(jet, tmp_path):
+    """Spark's file source removes a micro-batch's files when it starts the next micro-batch
+    with new input (its cleanSource), so the directory keeps the files of the last ones only."""
+    job = numbersJob(jet, tmp_path / "checkpoint", "numbers-removed")
+    numbers, fed = jet.getList("numbers-removed"), tmp_path / "checkpoint" / "source-0"
+    lastFed = {}
+    try:
+        for step in range(1, 7):
+            release(step * 100)
+            eventually(lambda: len(numbers) >= step * 100, seconds=90)
+            lastFed[step] = max(snapshotNumbers(fed))
+        eventually(lambda: all(number > lastFed[5] for number in fedFileNumbers(fed)), seconds=90)
+        assert len(snapshotNumbers(fed)) <= 2, "the last snapshot saved, and the one before while the next is fed"
+        assert Counter(numbers) == Counter(range(600))
+    finally:
+        job.cancel()
