@@ -91,11 +91,13 @@ class BuiltStreamP(StreamSourceP):
         it would start again from createFn and feed its items twice."""
         if self.createSnapshotFn is not None and self.restoreSnapshotFn is not None:
             return None
+        builder = "timestampedStream" if self.timestamped else "stream"
         return (
-            f"The SourceBuilder source '{self.sourceId}' has no createSnapshotFn and restoreSnapshotFn: "
-            "run again after a restart, it would start over from createFn and feed its items a second time. "
-            "Add both to its builder, .createSnapshotFn(lambda state: snapshot)"
-            ".restoreSnapshotFn(lambda state, snapshots: ...), or run the job without a processing guarantee"
+            f"SourceBuilder.{builder}('{self.sourceId}') has no createSnapshotFn and restoreSnapshotFn, so after a "
+            "restart it would start over from createFn and feed its items a second time: add both to its builder, "
+            ".createSnapshotFn(lambda state: snapshot).restoreSnapshotFn(lambda state, snapshots: ...), as Jet's "
+            "fault-tolerant sources do, or run the job without a processing guarantee (ProcessingGuarantee.NONE: "
+            "started again, it starts over)"
         )
 
     def copyWorkDirectory(self, workDirectory: str, target: str) -> None:

@@ -80,10 +80,10 @@ def test_a_builder_takes_jets_snapshot_functions_create_then_restore():
 def test_a_built_source_without_snapshot_functions_says_it_cannot_go_on_after_a_restart():
     assert numbersSource(createSnapshotFn=snapshotOf, restoreSnapshotFn=restoreFrom).cannotReplay() is None
     assert numbersSource().cannotReplay() == (
-        "The SourceBuilder source 'numbers' has no createSnapshotFn and restoreSnapshotFn: run again after a "
-        "restart, it would start over from createFn and feed its items a second time. Add both to its builder, "
-        ".createSnapshotFn(lambda state: snapshot).restoreSnapshotFn(lambda state, snapshots: ...), or run the "
-        "job without a processing guarantee"
+        "SourceBuilder.stream('numbers') has no createSnapshotFn and restoreSnapshotFn, so after a restart it would "
+        "start over from createFn and feed its items a second time: add both to its builder, .createSnapshotFn(lambda "
+        "state: snapshot).restoreSnapshotFn(lambda state, snapshots: ...), as Jet's fault-tolerant sources do, or run "
+        "the job without a processing guarantee (ProcessingGuarantee.NONE: started again, it starts over)"
     )
 
 
@@ -241,25 +241,20 @@ def feedWithSnapshots(directory, snapshots: dict[int, int]) -> FeedDirectory:
     return feed
 
 
-def test_a_file_written_but_not_fed_when_the_feeder_died_is_dropped_and_its_items_made_again(tmp_path):
+@pytest.mark.parametrize(("written", "following", "restored"), [
+    (".events-000000002.snapshot.writing", 2, [20]),  # its snapshot not saved: dropped, its items made again
+    (".events-000000002.snapshot", 3, [30]),  # its snapshot saved: its items moved into place
+])
+def test_a_file_the_feeder_died_feeding_is_finished_if_its_snapshot_was_saved_else_dropped(
+    tmp_path, written, following, restored
+):
     feed = feedWithSnapshots(tmp_path, {0: 10, 1: 20})
     (tmp_path / ".events-000000002.txt.writing").write_text("line 2\n")
-    (tmp_path / ".events-000000002.snapshot.writing").write_bytes(pickle.dumps([30]))
-    following, snapshot = feed.recover()
-    assert (following, pickle.loads(snapshot)) == (2, [20])
-    assert sorted(os.listdir(tmp_path)) == [
-        ".events-000000001.snapshot", "events-000000000.txt", "events-000000001.txt"
-    ], "the snapshot of the last file fed, and the files fed"
-
-
-def test_a_file_whose_snapshot_was_saved_when_the_feeder_died_is_moved_into_place(tmp_path):
-    feed = feedWithSnapshots(tmp_path, {0: 10, 1: 20})
-    (tmp_path / ".events-000000002.txt.writing").write_text("line 2\n")
-    (tmp_path / ".events-000000002.snapshot").write_bytes(pickle.dumps([30]))
-    following, snapshot = feed.recover()
-    assert (following, pickle.loads(snapshot)) == (3, [30])
-    assert (tmp_path / "events-000000002.txt").read_text() == "line 2\n"
-    assert fedFiles(tmp_path) == ["events-000000000.txt", "events-000000001.txt", "events-000000002.txt"]
+    (tmp_path / written).write_bytes(pickle.dumps([30]))
+    saved, snapshot = feed.recover()
+    assert (saved, pickle.loads(snapshot)) == (following, restored)
+    assert sorted(os.listdir(tmp_path)) == [f".events-{following - 1:09d}.snapshot", *fedFiles(tmp_path)]
+    assert [(tmp_path / name).read_text() for name in fedFiles(tmp_path)] == [f"line {n}\n" for n in range(following)]
 
 
 def test_files_spark_removed_after_reading_them_leave_the_numbering_and_the_snapshot(tmp_path):
