@@ -1,0 +1,115 @@
+"""A SourceBuilder source across a killed driver (issue 25, point 3): a stream job counting
+2,000 numbers from a source with Jet's createSnapshotFn and restoreSnapshotFn into a files sink
+is SIGKILLed, its whole process group, and run again with the same name and checkpoint. Kill
+points: from outside once a seeded number of micro-batches is committed, or from inside while the
+source's feeder feeds a file: its items written aside and its snapshot not yet saved, or its
+snapshot saved and its items not yet moved into place. Every number is in the files exactly
+once, against an offline count. The source adds 250 numbers more per committed micro-batch, so
+the kill falls in the middle of the stream however loaded the machine is."""
+
+import os
+import random
+import signal
+import textwrap
+import time
+from collections import Counter
+
+import pytest
+
+from tests.faults.test_stream_restart import committed, start, visibleLines
+
+pytestmark = pytest.mark.spark
+
+TOTAL = 2000
+KILL_POINTS = ("outside", "before-snapshot", "after-snapshot")
+
+SCRIPT = textwrap.dedent(
+    """
+    import os, signal, sys, time
+    from sparkjet import Jet, JobConfig, Pipeline, ProcessingGuarantee, Sinks, SourceBuilder
+
+    output, checkpoint, master, guarantee, killAt = sys.argv[1:6]
+    point, _, number = killAt.partition(":")
+    TOTAL = 2000
+
+    def die():
+        os.killpg(os.getpgid(0), signal.SIGKILL)
+
+    if point in ("before-snapshot", "after-snapshot"):  # the feeder saves each file's snapshot with os.rename
+        rename = os.rename
+        def dyingRename(source, target):
+            dies = os.path.basename(target) == f".events-{int(number):09d}.snapshot"
+            if dies and point == "before-snapshot":
+                die()
+            rename(source, target)
+            if dies:
+                die()
+        os.rename = dyingRename
+
+    class Numbers:
+        def __init__(self, context):
+            self.next = 0
+
+    def released():  # 250 numbers more per committed micro-batch
+        commits = os.path.join(checkpoint, "query", "commits")
+        done = len([name for name in os.listdir(commits) if name.isdigit()]) if os.path.isdir(commits) else 0
+        return min(TOTAL, (done + 1) * 250)
+
+    def addNumbers(state, buffer):
+        upTo = min(state.next + 10, released())
+        for number in range(state.next, upTo):
+            buffer.add(number)
+        state.next = max(state.next, upTo)
+        time.sleep(0.02)
+
+    def restore(state, snapshots):
+        state.next = snapshots[0]
+
+    source = (SourceBuilder.stream("numbers", Numbers).fillBufferFn(addNumbers)
+              .createSnapshotFn(lambda state: state.next).restoreSnapshotFn(restore).build())
+    p = Pipeline.create()
+    p.readFrom(source).withoutTimestamps().map(str).writeTo(Sinks.files(output))
+    config = (JobConfig().setName("numbers").setProcessingGuarantee(ProcessingGuarantee[guarantee])
+              .setCheckpointLocation(checkpoint))
+    job = Jet(master=master).newJob(p, config)
+
+    def written():
+        names = os.listdir(output) if os.path.isdir(output) else []
+        names = [name for name in names if not name.startswith((".", "_"))]
+        return {line for name in names for line in open(os.path.join(output, name)).read().splitlines()}
+
+    while str(TOTAL - 1) not in written():  # the last number comes in the last file fed
+        time.sleep(0.2)
+    job.cancel()
+    print("completed", flush=True)
+    """
+)
+
+
+def killedOnce(tmp_path, trial: random.Random, point: str):
+    """Run the job until it is killed at ``point`` (seeded by ``trial``), then run it again until
+    its last number is written; return its output directory."""
+    script, output, checkpoint = tmp_path / "job.py", tmp_path / "out", tmp_path / "checkpoint"
+    script.write_text(SCRIPT)
+    if point == "outside":
+        first = start(script, output, checkpoint)
+        killAfter, deadline = trial.randint(1, 5), time.monotonic() + 300
+        while committed(checkpoint) < killAfter and first.poll() is None:
+            assert time.monotonic() < deadline, "the first run committed too few micro-batches in time"
+            time.sleep(0.05)
+        time.sleep(trial.uniform(0, 1.5))
+        os.killpg(first.pid, signal.SIGKILL)
+    else:
+        first = start(script, output, checkpoint, killAt=f"{point}:{trial.randint(3, 30)}")
+    first.wait(timeout=300)
+    assert first.returncode == -signal.SIGKILL, f"the first run was not killed:\n{first.stdout.read()}"
+    second = start(script, output, checkpoint)
+    printed, _ = second.communicate(timeout=300)
+    assert second.returncode == 0 and "completed" in printed, printed
+    return output
+
+
+@pytest.mark.parametrize("point", KILL_POINTS)
+def test_a_killed_job_run_again_gets_every_item_of_a_built_source_once(tmp_path, point):
+    output = killedOnce(tmp_path, random.Random(point), point)
+    assert visibleLines(output) == Counter(str(number) for number in range(TOTAL)), "each number once, none lost"
