@@ -345,6 +345,7 @@ def _itemStream(source: ItemStreamSource, sourceId: str, nativeTimestamps: bool)
 def _builtStream(source: BuiltStreamSource, sourceId: str, nativeTimestamps: bool) -> StreamSourceP:
     return BuiltStreamP(
         source.createFn, source.fillBufferFn, source.destroyFn, source.supportsNativeTimestamps,
+        createSnapshotFn=source.createSnapshotFn, restoreSnapshotFn=source.restoreSnapshotFn,
         sourceId=sourceId, nativeTimestamps=nativeTimestamps,
     )
 

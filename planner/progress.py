@@ -64,8 +64,8 @@ def streamProgressText(metrics: JobMetrics, nowMillis: int) -> str:
     """Return ``job-1: 12 micro-batches · 401 items read · watermark 97,000 · 1.2 s behind the
     clock`` for a stream job: the watermark every vertex has reached (how far it lags behind the
     wall clock where its event times are the clock's, less than a day behind)."""
-    batches = len(metrics.microBatches)
-    read = sum(batch.itemsRead for batch in metrics.microBatches)
+    batches = metrics.microBatchCount
+    read = metrics.itemsReadInMicroBatches
     noun = "micro-batch" if batches == 1 else "micro-batches"
     text = f"{metrics.jobName}: {batches:,} {noun} · {counted(read, 'item')} read"
     watermarks = [vertex.watermark for vertex in metrics.vertices if vertex.watermark is not None]

@@ -128,6 +128,23 @@ class MicroBatchMetrics:
 
 
 @attrs.frozen
+class MicroBatchSummary:
+    """The micro-batches a stream job ran before those its figures keep one by one: how many,
+    their seconds in all, the longest, and the items their sources read."""
+
+    count: int = 0
+    seconds: float = 0.0
+    longest: float = 0.0
+    itemsRead: int = 0
+
+    def including(self, batch: MicroBatchMetrics) -> "MicroBatchSummary":
+        """Return this summary with ``batch`` added."""
+        return MicroBatchSummary(
+            self.count + 1, self.seconds + batch.seconds, max(self.longest, batch.seconds), self.itemsRead + batch.itemsRead
+        )
+
+
+@attrs.frozen
 class EdgeMetrics:
     """Items through one edge; ``shuffleBytes`` is None where the items stayed in their task."""
 
@@ -164,14 +181,17 @@ class JobMetrics:
     vertices: tuple[VertexMetrics, ...]
     edges: tuple[EdgeMetrics, ...]
     microBatches: tuple[MicroBatchMetrics, ...] = ()
+    """A stream job's latest micro-batches, one by one (those before: ``earlierMicroBatches``)."""
     lastSnapshot: SnapshotMetrics | None = None
     """A stream job with a processing guarantee: the last snapshot it saved."""
+    earlierMicroBatches: MicroBatchSummary = MicroBatchSummary()
+    """A long-running stream job's micro-batches before its latest, summed up."""
 
     @classmethod
     def of(
         cls, jobName: str, seconds: float, dag: DAG, counts: Counter, shuffled: set,
         watermarks: Mapping[str, int] = MappingProxyType({}), microBatches: tuple[MicroBatchMetrics, ...] = (),
-        lastSnapshot: SnapshotMetrics | None = None,
+        lastSnapshot: SnapshotMetrics | None = None, earlierMicroBatches: MicroBatchSummary = MicroBatchSummary(),
     ) -> "JobMetrics":
         """Summarize the accumulated ``counts`` of ``dag``; ``shuffled`` holds the (source,
         source ordinal) pairs of edges that crossed a shuffle; a stream job gives the watermark
@@ -179,7 +199,17 @@ class JobMetrics:
         vertices = tuple(_vertexMetrics(vertex.name, counts, watermarks.get(vertex.name)) for vertex in dag)
         itemsIn = {vertex.name: vertex.itemsIn for vertex in vertices}
         edges = tuple(_edgeMetrics(e, counts, shuffled, itemsIn) for e in dag.edges())
-        return cls(jobName, seconds, vertices, edges, microBatches, lastSnapshot)
+        return cls(jobName, seconds, vertices, edges, microBatches, lastSnapshot, earlierMicroBatches)
+
+    @property
+    def microBatchCount(self) -> int:
+        """Return how many micro-batches the stream job ran."""
+        return self.earlierMicroBatches.count + len(self.microBatches)
+
+    @property
+    def itemsReadInMicroBatches(self) -> int:
+        """Return how many items the stream job's sources read over all its micro-batches."""
+        return self.earlierMicroBatches.itemsRead + sum(batch.itemsRead for batch in self.microBatches)
 
     def vertex(self, name: str) -> VertexMetrics:
         """Return the figures of the vertex ``name``."""
@@ -238,13 +268,14 @@ class JobMetrics:
 
     def microBatchLine(self) -> str:
         """Return a stream job's micro-batches in a line: how many, items read, their durations."""
-        batches = self.microBatches
-        seconds = [batch.seconds for batch in batches]
-        noun = "micro-batch" if len(batches) == 1 else "micro-batches"
+        earlier = self.earlierMicroBatches
+        seconds = [batch.seconds for batch in self.microBatches]
+        count = self.microBatchCount
+        noun = "micro-batch" if count == 1 else "micro-batches"
         return (
-            f"{len(batches):,} {noun}, {counted(sum(b.itemsRead for b in batches), 'item')} read; "
-            f"{sum(seconds) / len(seconds):.2f} s each on average, the longest {max(seconds):.2f} s, "
-            f"the last {seconds[-1]:.2f} s"
+            f"{count:,} {noun}, {counted(self.itemsReadInMicroBatches, 'item')} read; "
+            f"{(earlier.seconds + sum(seconds)) / count:.2f} s each on average, the longest "
+            f"{max(seconds + [earlier.longest]):.2f} s, the last {seconds[-1]:.2f} s"
         )
 
 

@@ -11,6 +11,7 @@ import time
 from collections import Counter
 
 import attrs
+from pyspark.accumulators import _accumulatorRegistry
 from pyspark.sql import DataFrame, SparkSession
 
 from sparkjet.coredag.model.dag import DAG
@@ -92,10 +93,20 @@ def executeDag(
         raise failure from failure.__cause__
     finally:
         builder.unpersist()
+        forgetAccumulators(counts, states)
     seconds = time.perf_counter() - started
     metrics = JobMetrics.of(jobName, seconds, dag, counts.value, plan.shuffledEdges())
     byVertex = _byVertex(states.value) if states is not None else {}
     return JobOutcome(lists, dataFrames, metrics, plan, byVertex, counts.value)
+
+
+def forgetAccumulators(*accumulators) -> None:
+    """Drop a finished job's accumulators from PySpark's registry, which keeps every accumulator
+    a process made (a stream's micro-batch makes two, the states one holding every processor's
+    state): their values stay readable, and no task of the job updates them any more."""
+    for accumulator in accumulators:
+        if accumulator is not None:
+            _accumulatorRegistry.pop(accumulator.aid, None)
 
 
 def sparkJobDescription(jobName: str, vertexName: str, microBatch: MicroBatch | None = None) -> str:

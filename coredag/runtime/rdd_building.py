@@ -5,6 +5,7 @@ Nothing is decided here: parallelism, loops and exchanges are the physical plan'
 
 import functools
 import itertools
+import logging
 
 from py4j.protocol import Py4JError
 from pyspark import RDD, StorageLevel
@@ -30,6 +31,8 @@ from sparkjet.coredag.runtime.vertex_tasks import runVertex, selectOrdinal
 MAX_CHAIN_LENGTH = 50
 """How many vertices of a chain of narrow edges run as one nested Python function: PySpark
 pickles it recursively, and a chain of about 150 is too deep to pickle."""
+
+logger = logging.getLogger("sparkjet")
 
 
 class RddBuilder:
@@ -68,11 +71,15 @@ class RddBuilder:
         return self.microBatch is not None and name in self.microBatch.staticVertices
 
     def unpersist(self) -> None:
-        """Drop the cached outputs of vertices with several outbound edges and the states sent."""
-        for rdd in self._persisted:
-            rdd.unpersist()
-        for broadcast in self._broadcasts:
-            broadcast.destroy()
+        """Drop the cached outputs of vertices with several outbound edges and the states sent.
+        Their release failing (a stream's query stopped meanwhile interrupts Spark's calls) does
+        not fail the job, whose work is done: Spark's cleaner drops them once unreferenced."""
+        releases = [rdd.unpersist for rdd in self._persisted] + [broadcast.destroy for broadcast in self._broadcasts]
+        for release in releases:
+            try:
+                release()
+            except Exception as error:
+                logger.debug("Could not release a finished job's cached data: %s", error)
 
     def verticesOfSparkStage(self, stageId: int) -> list:
         """Return the stage names of the vertices that Spark stage ``stageId`` runs: those whose

@@ -208,11 +208,6 @@ def test_a_hadoop_checkpoint_made_by_sparkjet_is_yours_alone(spark, tmp_path):
 
 
 @pytest.mark.spark
-@pytest.mark.xfail(
-    strict=True,
-    reason="coredag/runtime/stream/exported_snapshot.py is to call checkPrivate on the snapshot's directory "
-    "before a job starts from it (the issue's report names the call site)",
-)
 def test_a_snapshot_others_can_write_is_refused_before_a_job_starts_from_it(jet, tmp_path, monkeypatch):
     import json
 

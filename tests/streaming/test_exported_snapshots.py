@@ -118,11 +118,12 @@ def test_a_vertex_running_another_processor_under_the_same_name_cannot_take_its_
     (windowed.readFrom(Sources.fileWatcher(str(tmp_path))).withIngestionTimestamps()
        .window(WindowDefinition.tumbling(10)).aggregate(AggregateOperations.counting()).setName("rolling-aggregate")
        .writeTo(Sinks.list("x")))
-    snapshot = snapshotOf(p, {"rolling-aggregate": "TransformStatefulP"})
+    snapshot = snapshotOf(p, {"rolling-aggregate": "TransformStatefulP[zero, increment, add, sub]"})
     assert checkCompatible(snapshot, "new", plan(p).dag, 1) == []
     with pytest.raises(SnapshotError, match=(
         r"Job 'new' cannot start from snapshot 'old' \(of job 'old-job'\): vertex 'rolling-aggregate' ran a "
-        r"TransformStatefulP there and runs a SlidingWindowP here, so its state does not fit; rename the stage"
+        r"TransformStatefulP\[zero, increment, add, sub\] there and runs a SlidingWindowP\[.*\] here, so its state "
+        r"does not fit; rename the stage"
     )):
         checkCompatible(snapshot, "new", plan(windowed).dag, 1)
 

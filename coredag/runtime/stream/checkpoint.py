@@ -12,6 +12,7 @@ file source reads them where the driver wrote them. Under a Hadoop URL, that dir
 the same machine; one restarted on another machine finds its fed sources empty."""
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import logging
@@ -24,12 +25,23 @@ from sparkjet.coredag.errors import JobError
 from sparkjet.coredag.model.event_time_policy import wallClockMillis
 from sparkjet.coredag.model.metrics import SnapshotMetrics
 from sparkjet.coredag.processors.sources import isHadoopUrl
-from sparkjet.coredag.runtime.checkpoint_storage import WRITING, CheckpointError, checkpointStorage
+from sparkjet.coredag.runtime.checkpoint_storage import (
+    WRITING,
+    CheckpointError,
+    cannotKeep,
+    checkpointStorage,
+    checkPrivate,
+    makePrivateDirectories,
+)
 from sparkjet.coredag.runtime.stream.state_directory import fileName, stateRoot
 
 STATES = "states"
 QUERY = "query"
 CLAIMED = "claimed-outputs.json"
+SHAPE = "job-shape.json"
+"""What the job ran: each vertex's processor kind and its number of stream sources, checked on a restart."""
+LOCK = "lock"
+"""Held (``flock``) by the process running the job, so a second job is refused the checkpoint."""
 SOURCE_PREFIX = "source-"
 FED_SOURCES = "fed-sources"
 """The directory under sparkjet's state directory holding the fed sources' files of checkpoints at a Hadoop URL."""
@@ -53,6 +65,8 @@ class StreamCheckpoint:
         """Reach the checkpoint's storage now; one that cannot be reached (an unknown scheme, a
         file system that does not answer) is a CheckpointError naming the job and the location."""
         self._storage = checkpointStorage(self.location, f"Job '{jobName}'")
+        if self.sourcesDirectory != self.location:
+            checkPrivate(self.sourcesDirectory, lambda reason: cannotKeep(f"Job '{jobName}'", self.location, reason))
         return self
 
     @property
@@ -93,7 +107,45 @@ class StreamCheckpoint:
                 f"The checkpoint '{self.location}' has no states of micro-batch {batch}, which Spark committed: "
                 "it was changed from outside; remove it to start the job empty"
             )
-        return pickle.loads(saved)
+        return self._decoded(statesName(batch), saved, pickle.loads)
+
+    def checkCommitLog(self) -> None:
+        """Refuse a checkpoint whose states are ahead of Spark's commit log (the log was removed
+        or cut): the job would start over silently, its state lost. The states kept are those of
+        the last committed micro-batch and, saved before Spark committed it, of the next."""
+        saved = [int(name[6:-7]) for name in self.storage.names(STATES) if isStatesName(name)]
+        committed = _orMinusOne(self.lastCommittedBatch())
+        if max(saved, default=-1) > committed + 1:
+            raise CheckpointError(
+                f"The checkpoint '{self.location}' has the states of micro-batch {max(saved)} but Spark's commit log "
+                f"({self.storage.url(QUERY + '/commits')}) ends at {committed if committed >= 0 else 'none'}: "
+                "it was changed from outside; restore it, or remove the checkpoint to start the job empty"
+            )
+
+    def recordedShape(self) -> dict | None:
+        """Return what the job's earlier run ran (see ``recordShape``), None for a new checkpoint."""
+        recorded = self.storage.read(SHAPE)
+        return None if recorded is None else self._decoded(SHAPE, recorded, json.loads)
+
+    def recordShape(self, processorKinds: dict[str, str], sourceCount: int) -> None:
+        """Note each vertex's processor kind and the number of stream sources, for a restart to check."""
+        shape = {"processorKinds": processorKinds, "sourceCount": sourceCount}
+        self.storage.write(SHAPE, json.dumps(shape, sort_keys=True).encode("utf-8"))
+
+    def lock(self, jobName: str) -> "CheckpointLock":
+        """Take the checkpoint for job ``jobName`` alone; one another job holds is a CheckpointError."""
+        return CheckpointLock.take(self, jobName)
+
+    def _decoded(self, name: str, data: bytes, decode):
+        """Return ``data`` of file ``name`` decoded; a truncated or garbled file is a CheckpointError naming it."""
+        try:
+            return decode(data)
+        except Exception as error:
+            raise CheckpointError(
+                f"The checkpoint file '{self.storage.url(name)}' cannot be read ({type(error).__name__}: {error}; "
+                f"{len(data)} bytes): it was cut short or changed from outside; remove the checkpoint "
+                f"'{self.location}' to start the job empty"
+            ) from None
 
     def saveStates(self, batchId: int, states: dict) -> SnapshotMetrics:
         """Save the processors' states at the end of micro-batch ``batchId``, whole or not at
@@ -109,7 +161,7 @@ class StreamCheckpoint:
         """Remove the states older than micro-batch ``batchId``: a restart needs the last
         committed micro-batch's, and the one after it may not be committed yet."""
         for name in self.storage.names(STATES):
-            if name.startswith("batch-") and name.endswith(".pickle") and int(name[6:-7]) < batchId:
+            if isStatesName(name) and int(name[6:-7]) < batchId:
                 self.storage.remove(f"{STATES}/{name}")
 
     def claimedOutputs(self) -> set[str]:
@@ -120,20 +172,20 @@ class StreamCheckpoint:
             claims = self.storage.read(CLAIMED)
         except CheckpointError:
             return set()
-        return set() if claims is None else set(json.loads(claims))
+        return set() if claims is None else set(self._decoded(CLAIMED, claims, json.loads))
 
     def recordClaims(self, directories: list[str]) -> None:
         """Note the output directories this job claimed, for its restarts."""
         claims = sorted(self.claimedOutputs() | set(directories))
         self.storage.write(CLAIMED, json.dumps(claims).encode("utf-8"))
 
-    def remove(self) -> None:
-        """Remove what the job keeps in its checkpoint (the fed sources' files included), then
-        the directory if that left it empty: never anything else found there, a files sink's
-        output or the user's own files."""
+    def remove(self, keeping: tuple[str, ...] = ()) -> None:
+        """Remove what the job keeps in its checkpoint (the fed sources' files included) but
+        the entries ``keeping``, then the directory if that left it empty: never anything else
+        found there, a files sink's output or the user's own files."""
         try:
             for name in self.storage.names():
-                if isCheckpointEntry(name):
+                if isCheckpointEntry(name) and name not in keeping:
                     self.storage.removeTree(name)
             self.storage.removeIfEmpty()
         except Exception as error:  # what is left stays; the job's own outcome counts
@@ -147,7 +199,50 @@ class StreamCheckpoint:
 
 def isCheckpointEntry(name: str) -> bool:
     """Return whether ``name``, in a checkpoint's directory, is the job's own (what ``remove`` removes)."""
-    return name in (QUERY, STATES, CLAIMED, CLAIMED + WRITING) or name.startswith(SOURCE_PREFIX)
+    return name in (QUERY, STATES, CLAIMED, CLAIMED + WRITING, SHAPE, SHAPE + WRITING, LOCK) or name.startswith(
+        SOURCE_PREFIX
+    )
+
+
+def isStatesName(name: str) -> bool:
+    """Return whether ``name``, in the checkpoint's states directory, is a micro-batch's states."""
+    return name.startswith("batch-") and name.endswith(".pickle") and name[6:-7].isdigit()
+
+
+def _orMinusOne(batch: int | None) -> int:
+    return -1 if batch is None else batch
+
+
+class CheckpointLock:
+    """A job's hold on its checkpoint: an exclusive ``flock`` on a file in a local checkpoint,
+    released by ``release`` or when the process ends (a killed job holds nothing). A checkpoint
+    at a Hadoop URL has no such lock: two jobs there are the user's to keep apart."""
+
+    def __init__(self, file) -> None:
+        self._file = file
+
+    @classmethod
+    def take(cls, checkpoint: StreamCheckpoint, jobName: str) -> "CheckpointLock":
+        """Lock ``checkpoint`` for job ``jobName``, or raise a CheckpointError naming it."""
+        if isHadoopUrl(checkpoint.location):
+            return cls(None)
+        makePrivateDirectories(checkpoint.location)
+        file = open(os.path.join(checkpoint.location, LOCK), "a+")
+        try:
+            fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            file.close()
+            raise CheckpointError(
+                f"Job '{jobName}' cannot use the checkpoint '{checkpoint.location}': another running job uses it; "
+                "give this job another name or checkpoint location, or stop the other job first"
+            ) from None
+        return cls(file)
+
+    def release(self) -> None:
+        """Let another job take the checkpoint."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
 
 def urlDirectoryName(url: str) -> str:

@@ -23,9 +23,19 @@ import attrs
 from sparkjet.coredag.errors import JobError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.event_time_policy import wallClockMillis
-from sparkjet.coredag.runtime.stream.checkpoint import CLAIMED, QUERY, SOURCE_PREFIX, STATES, StreamCheckpoint, statesName
+from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError, makePrivateDirectories
+from sparkjet.coredag.runtime.stream.checkpoint import (
+    CLAIMED,
+    LOCK,
+    QUERY,
+    SHAPE,
+    SOURCE_PREFIX,
+    STATES,
+    StreamCheckpoint,
+    statesName,
+)
 from sparkjet.coredag.runtime.stream.state_directory import fileName, stateRoot
-from sparkjet.coredag.runtime.stream.stream_dag import unpeeked
+from sparkjet.coredag.runtime.stream.stream_dag import processorKind
 
 EXPORTED = "exported-snapshots"
 """The directory under sparkjet's state directory holding the exported snapshots."""
@@ -81,8 +91,8 @@ def snapshotDirectory(name: str) -> str:
 
 
 def processorKinds(dag: DAG, vertexNames) -> dict[str, str]:
-    """Return the kind of processor each of ``vertexNames`` runs in ``dag`` (its supplier's class)."""
-    return {name: type(unpeeked(dag.getVertex(name))).__qualname__ for name in vertexNames}
+    """Return the kind of processor each of ``vertexNames`` runs in ``dag`` (see ``processorKind``)."""
+    return {name: processorKind(dag.getVertex(name)) for name in vertexNames}
 
 
 def exportSnapshot(
@@ -93,7 +103,7 @@ def exportSnapshot(
     directory = snapshotDirectory(name)
     writing = directory + ".writing"
     shutil.rmtree(writing, ignore_errors=True)
-    os.makedirs(os.path.join(writing, STATES))
+    makePrivateDirectories(os.path.join(writing, STATES))
     if checkpoint.storage.exists(QUERY):
         checkpoint.storage.copyOut(QUERY, os.path.join(writing, QUERY))
     claims = checkpoint.storage.read(CLAIMED)
@@ -125,34 +135,50 @@ def loadSnapshot(name: str) -> JobStateSnapshot:
             f"No snapshot was exported under the name '{name}' (looked in {os.path.dirname(path)}); "
             "export one with job.exportSnapshot(name) or job.cancelAndExportSnapshot(name)"
         )
-    with open(path, encoding="utf-8") as file:
-        return JobStateSnapshot(**json.load(file))
+    try:
+        with open(path, encoding="utf-8") as file:
+            return JobStateSnapshot(**json.load(file))
+    except (ValueError, TypeError) as error:
+        raise CheckpointError(
+            f"The snapshot '{name}' cannot be read: its description '{path}' is cut short or changed "
+            f"({type(error).__name__}: {error}); export it again, or destroy it"
+        ) from None
 
 
 def checkCompatible(snapshot: JobStateSnapshot, jobName: str, dag: DAG, sourceCount: int) -> list[str]:
     """Raise a SnapshotError where job ``jobName`` cannot start from ``snapshot``; return the
     vertices whose state it drops, having none of that name."""
     starting = f"Job '{jobName}' cannot start from snapshot '{snapshot.snapshotName}' (of job '{snapshot.job}')"
-    if sourceCount != snapshot.sourceCount:
-        raise SnapshotError(
-            f"{starting}: that job read {snapshot.sourceCount} stream source(s), this one reads {sourceCount}; "
+    return checkShape(snapshot.processorKinds, snapshot.sourceCount, dag, sourceCount, starting, SnapshotError)
+
+
+def checkShape(
+    kinds: Mapping[str, str], sourceCount: int, dag: DAG, dagSourceCount: int, starting: str, error: type
+) -> list[str]:
+    """Raise ``error`` (``starting`` what cannot be done) where ``dag``, reading ``dagSourceCount``
+    stream sources, cannot take the state a job of ``kinds`` reading ``sourceCount`` saved: other
+    sources, or a vertex of the same name running another processor; return the vertices of
+    ``kinds`` that ``dag`` no longer has."""
+    if dagSourceCount != sourceCount:
+        raise error(
+            f"{starting}: that job read {sourceCount} stream source(s), this one reads {dagSourceCount}; "
             "where each source was read up to is kept per source, so the sources must be the same"
         )
     names = {vertex.name for vertex in dag.vertices()}
-    kept = [name for name in snapshot.processorKinds if name in names]
+    kept = [name for name in kinds if name in names]
     for name, kind in processorKinds(dag, kept).items():
-        if kind != snapshot.processorKinds[name]:
-            raise SnapshotError(
-                f"{starting}: vertex '{name}' ran a {snapshot.processorKinds[name]} there and runs a {kind} "
+        if kind != kinds[name]:
+            raise error(
+                f"{starting}: vertex '{name}' ran a {kinds[name]} there and runs a {kind} "
                 "here, so its state does not fit; rename the stage (setName) to start it empty"
             )
-    return sorted(set(snapshot.processorKinds) - names)
+    return sorted(set(kinds) - names)
 
 
 def seedCheckpoint(snapshot: JobStateSnapshot, checkpoint: StreamCheckpoint, jobName: str) -> None:
     """Make ``checkpoint`` (of a job that has none yet) a copy of ``snapshot``, its query under
     a new id (Spark runs one query of an id at a time, and the exporting job may go on)."""
-    checkpoint.remove()
+    checkpoint.remove(keeping=(LOCK, SHAPE))
     for entry in sorted(set(os.listdir(snapshot.directory)) - {DESCRIPTION}):
         copied = os.path.join(snapshot.directory, entry)
         if entry.startswith(SOURCE_PREFIX):

@@ -2,9 +2,12 @@
 its stream sources and what they can replay, the vertices no stream reaches, whether time alone
 must move it on, which sinks it can write and which are exactly once. Pure: no pyspark here."""
 
+import functools
+
 import attrs
 
 from sparkjet.coredag.errors import DagError, JobError
+from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.processors.sinks import CreateDataFrame, DriverSinkP, FilesSinkP, NoopSinkP, SinkSupplier
 
@@ -80,10 +83,42 @@ def resumingOutputs(dag: DAG, claimed: set[str]) -> DAG:
     return dag.withVertices(resuming)
 
 
+def processorKind(vertex) -> str:
+    """Return what makes a vertex's state: its processor's class and, where it aggregates, the
+    functions of its AggregateOperation, so a restart tells counting's state from summing's."""
+    supplier = unpeeked(vertex)
+    described = {", ".join(functionName(fn) for fn in functionsOf(op)): None for op in operationsIn(supplier)}
+    return type(supplier).__qualname__ + "".join(f"[{functions}]" for functions in described)
+
+
+def operationsIn(value: object, depth: int = 4) -> list[AggregateOperation]:
+    """Return the AggregateOperations ``value`` holds, in its attrs fields ``depth`` levels down."""
+    if isinstance(value, AggregateOperation):
+        return [value]
+    if depth == 0 or not attrs.has(type(value)):
+        return []
+    fields = attrs.asdict(value, recurse=False).values()
+    return [operation for field in fields for operation in operationsIn(field, depth - 1)]
+
+
+def functionsOf(operation: AggregateOperation) -> list:
+    """Return the functions of ``operation`` that shape its accumulator."""
+    return [operation.createFn, operation.accumulateFn, operation.combineFn, operation.deductFn]
+
+
+def functionName(fn) -> str:
+    """Return the name ``fn`` is known by: its qualified name, a partial's function and arguments."""
+    if isinstance(fn, functools.partial):
+        return f"{functionName(fn.func)}({', '.join(functionName(argument) for argument in fn.args)})"
+    if fn is None or not callable(fn):
+        return repr(fn) if fn is None else type(fn).__qualname__
+    return getattr(fn, "__qualname__", type(fn).__qualname__)
+
+
 def checkReplayable(dag: DAG, jobName: str) -> None:
     """Refuse, for a job with a processing guarantee, a stream source that cannot give its
     items again after a restart: the restarted job would lose them, or fail on them."""
     for vertex in streamSources(dag):
-        reason = vertex.processorSupplier.cannotReplay()
+        reason = unpeeked(vertex).cannotReplay()
         if reason is not None:
             raise JobError(f"Job '{jobName}' has a processing guarantee, but its source '{vertex.name}' cannot keep it: {reason}")

@@ -11,8 +11,16 @@ from sparkjet.coredag.model.metrics import JobMetrics
 from sparkjet.coredag.processors.sources import isHadoopUrl
 from sparkjet.coredag.runtime.execution import JobControl
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
-from sparkjet.coredag.runtime.stream.checkpoint import StreamCheckpoint
-from sparkjet.coredag.runtime.stream.exported_snapshot import JobStateSnapshot, checkCompatible, loadSnapshot
+from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError, checkPrivate
+from sparkjet.coredag.runtime.stream.checkpoint import CheckpointLock, StreamCheckpoint
+from sparkjet.coredag.runtime.stream.exported_snapshot import (
+    JobStateSnapshot,
+    SnapshotError,
+    checkCompatible,
+    checkShape,
+    loadSnapshot,
+    processorKinds,
+)
 from sparkjet.coredag.runtime.stream.stream_dag import checkReplayable, checkStreamSinks, resumingOutputs, streamSources
 from sparkjet.coredag.runtime.stream.stream_run import Assertions, StreamRun
 from sparkjet.coredag.runtime.stream.suspension import Suspension
@@ -27,6 +35,8 @@ class StreamStart:
     dag: DAG
     checkpoint: StreamCheckpoint | None
     initialSnapshot: JobStateSnapshot | None
+    lock: CheckpointLock | None = None
+    """The job's hold on its checkpoint, released when the job ends."""
 
 
 def streamStart(
@@ -42,20 +52,38 @@ def streamStart(
     if initialSnapshotName is not None:
         initial = startingSnapshot(initialSnapshotName, jobName, dag)
         claimed = StreamCheckpoint(initial.directory).claimedOutputs()
-    checkpoint = None
+    checkpoint = lock = None
     if checkpointLocation is not None:
         checkReplayable(dag, jobName)
         checkpoint = StreamCheckpoint(checkpointLocation)
         if isHadoopUrl(checkpoint.location):
             startSession()
-        claimed |= checkpoint.open(jobName).claimedOutputs()
-    return StreamStart(resumingOutputs(dag, claimed), checkpoint, initial)
+        lock = checkpoint.open(jobName).lock(jobName)
+        checkRestart(checkpoint, jobName, dag)
+        claimed |= checkpoint.claimedOutputs()
+    return StreamStart(resumingOutputs(dag, claimed), checkpoint, initial, lock)
+
+
+def checkRestart(checkpoint: StreamCheckpoint, jobName: str, dag: DAG) -> None:
+    """Refuse to go on from ``checkpoint`` with a job its state does not fit (other stream
+    sources, a vertex of the same name running another processor), or from one whose commit log
+    was cut; then note what this job runs, for its own restarts."""
+    checkpoint.checkCommitLog()
+    recorded = checkpoint.recordedShape()
+    sourceCount = len(streamSources(dag))
+    if recorded is not None:
+        starting = f"Job '{jobName}' cannot go on from its checkpoint '{checkpoint.location}'"
+        checkShape(recorded["processorKinds"], recorded["sourceCount"], dag, sourceCount, starting, CheckpointError)
+    checkpoint.recordShape(processorKinds(dag, [vertex.name for vertex in dag]), sourceCount)
 
 
 def startingSnapshot(name: str, jobName: str, dag: DAG) -> JobStateSnapshot:
     """Return the exported snapshot ``name`` job ``jobName`` starts from, checked to fit its
     ``dag``; the state of vertices it no longer has is dropped with a warning."""
     snapshot = loadSnapshot(name)
+    checkPrivate(
+        snapshot.directory, lambda reason: f"Job '{jobName}' cannot start from snapshot '{name}': {reason}", SnapshotError
+    )
     dropped = checkCompatible(snapshot, jobName, dag, len(streamSources(dag)))
     if dropped:
         warnings.warn(
@@ -75,7 +103,7 @@ class StreamJob:
         publish: Callable[[dict[str, list]], None], assertions: Assertions,
     ) -> None:
         self.suspension = Suspension()
-        self._control = control
+        self._control, self._lock = control, start.lock
 
         def newRun(claimed: set[str]) -> StreamRun:
             return StreamRun(
@@ -87,15 +115,20 @@ class StreamJob:
         self._current = newRun(set())
 
     def run(self) -> JobMetrics:
-        """Run until the job ends; between a suspension and a resume, wait."""
-        while True:
-            metrics = self._current.run()
-            if not self._current.suspended:
-                return metrics
-            if not self.suspension.awaitGoOn(lambda: self._control.cancelled):
-                self._current.discardCheckpoint()
-                raise self._control.cancellation()
-            self._current = self._newRun(self._current.claimedOutputs())
+        """Run until the job ends; between a suspension and a resume, wait. The checkpoint is
+        the job's until then."""
+        try:
+            while True:
+                metrics = self._current.run()
+                if not self._current.suspended:
+                    return metrics
+                if not self.suspension.awaitGoOn(lambda: self._control.cancelled):
+                    self._current.discardCheckpoint()
+                    raise self._control.cancellation()
+                self._current = self._newRun(self._current.claimedOutputs())
+        finally:
+            if self._lock is not None:
+                self._lock.release()
 
     def metrics(self) -> JobMetrics:
         """Return the current run's figures."""

@@ -8,14 +8,16 @@ import re
 import tempfile
 import threading
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable
 from typing import Protocol
 
 from sparkjet.coredag.errors import JobError
 from sparkjet.coredag.model.dag import DAG
-from sparkjet.coredag.model.metrics import JobMetrics, MicroBatchMetrics, SnapshotMetrics
+from sparkjet.coredag.model.metrics import JobMetrics, MicroBatchMetrics, MicroBatchSummary, SnapshotMetrics
 from sparkjet.coredag.runtime.execution import JobControl, MicroBatch, executeDag
+from sparkjet.coredag.runtime.checkpoint_storage import makePrivateDirectories
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
 from sparkjet.coredag.runtime.processor_state import vertexWatermarks
 from sparkjet.coredag.runtime.stream.checkpoint import StreamCheckpoint
@@ -37,6 +39,9 @@ POLL_SECONDS = 0.25
 
 COMMIT_WAIT_SECONDS = 30
 """How long a suspended run waits for Spark to commit its last micro-batch before it stops."""
+
+KEPT_MICRO_BATCHES = 100
+"""How many of its latest micro-batches a run's figures keep one by one; those before are summed up."""
 
 HEARTBEAT_SOURCE = "__heartbeat__"
 """The source name of the rows that make Spark run a micro-batch every trigger without new input."""
@@ -64,6 +69,23 @@ class Assertions(Protocol):
     def checkTimeouts(self) -> None: ...
 
     def complete(self) -> None: ...
+
+
+def warnDroppedStates(jobName: str, states: dict, dag: DAG) -> None:
+    """Warn of the vertices whose state a restart drops: saved under a name the job no longer has
+    (a stage renamed starts empty)."""
+    names = {vertex.name for vertex in dag}
+    dropped = sorted(
+        name for name, byIndex in states.items()
+        if name not in names and any(state.packedEntries for state in byIndex.values())
+    )
+    if dropped:
+        warnings.warn(
+            f"Job '{jobName}' goes on from its checkpoint without the state of {', '.join(map(repr, dropped))}: this "
+            "job has no vertex of that name, so a stage renamed from it starts empty; name it as before (setName) "
+            "to keep its state",
+            stacklevel=2,
+        )
 
 
 class StreamRun:
@@ -97,6 +119,7 @@ class StreamRun:
         self._startedAt = time.perf_counter()
         self._lock = threading.Lock()
         self._microBatches: list[MicroBatchMetrics] = []
+        self._earlierMicroBatches = MicroBatchSummary()
         self._states: dict = {}
         self._outputs = outputDirectories(spark.sparkContext, dag)
         self._staticVertices, self._staticOutputs = staticVertices(dag), {}
@@ -118,6 +141,7 @@ class StreamRun:
             if self._initialSnapshot is not None and checkpoint.lastCommittedBatch() is None:
                 seedCheckpoint(self._initialSnapshot, checkpoint, self._jobName)
             self._states = checkpoint.restoredStates()
+            warnDroppedStates(self._jobName, self._states, self._dag)
             self._lastBatch = _orDefault(checkpoint.lastCommittedBatch(), -1)
             for output in self._outputs.values():
                 output.claimOnce()
@@ -199,11 +223,13 @@ class StreamRun:
             return JobMetrics.of(
                 self._jobName, time.perf_counter() - self._startedAt, self._dag, self._counts,
                 self._physical.shuffledEdges(), vertexWatermarks(self._states), tuple(self._microBatches),
-                self._lastSnapshot,
+                self._lastSnapshot, self._earlierMicroBatches,
             )
 
     def _startFeeders(self, checkpoint: StreamCheckpoint) -> list:
         """Start the driver's threads feeding the sources built from user functions."""
+        for number in range(len(self._sources)):
+            makePrivateDirectories(checkpoint.sourceDirectory(number))
         feeders = [
             feeder
             for number, source in enumerate(self._sources)
@@ -274,6 +300,8 @@ class StreamRun:
             for key, count in outcome.counts.items():  # a vertex's processors are one run's, not their sum
                 self._counts[key] = count if key[0] == "processors" else self._counts[key] + count
             self._microBatches.append(MicroBatchMetrics(batchId, time.perf_counter() - started, read))
+            if len(self._microBatches) > KEPT_MICRO_BATCHES:
+                self._earlierMicroBatches = self._earlierMicroBatches.including(self._microBatches.pop(0))
             self._lastSnapshot = snapshot or self._lastSnapshot
         self._publish(self._assertions.listItems(outcome.lists))
         self._assertions.receive(outcome.lists)

@@ -1,0 +1,78 @@
+"""A long-running stream job stays bounded (issue 25, point 6): over its micro-batches the
+driver's Python memory and the JVM's heap after a collection stay within 50 MiB of their values
+once it runs steadily, its checkpoint keeps a bounded number of files, and its figures keep its
+latest micro-batches one by one and sum up those before. The suite runs 60 micro-batches;
+``SPARKJET_SOAK_MICRO_BATCHES=300`` the issue's soak (about 6 minutes)."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tests.conftest import PROJECT
+
+pytestmark = pytest.mark.spark
+
+MICRO_BATCHES = int(os.environ.get("SPARKJET_SOAK_MICRO_BATCHES", "60"))
+STEADY = 20
+"""The micro-batch after which the job runs steadily (its JVM warm, its caches full)."""
+
+SCRIPT = textwrap.dedent(
+    """
+    import gc, json, os, sys, time
+    from sparkjet import AggregateOperations, Jet, JobConfig, Pipeline, ProcessingGuarantee, Sinks, TestSources
+
+    checkpoint, steady, last = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+
+    def rss():
+        with open("/proc/self/status") as status:
+            return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmRSS:"))
+
+    def footprint(jet):
+        gc.collect()
+        runtime = jet.spark().sparkContext._jvm.java.lang.Runtime.getRuntime()
+        jet.spark().sparkContext._jvm.java.lang.System.gc()
+        files = sum(len(names) for _, _, names in os.walk(checkpoint))
+        return {"python": rss(), "jvmHeap": runtime.totalMemory() - runtime.freeMemory(), "files": files}
+
+    p = Pipeline.create()
+    (p.readFrom(TestSources.itemStream(200)).withoutTimestamps()
+      .groupingKey(lambda event: event.sequence % 100).rollingAggregate(AggregateOperations.counting())
+      .writeTo(Sinks.noop()))
+    jet = Jet(master="local[2]")
+    config = JobConfig().setName("soak").setProcessingGuarantee(ProcessingGuarantee.EXACTLY_ONCE)
+    job = jet.newJob(p, config.setCheckpointLocation(checkpoint))
+    seen = {}
+    while job.metrics().microBatchCount < last:
+        count = job.metrics().microBatchCount
+        if count >= steady and "steady" not in seen:
+            seen["steady"] = footprint(jet)
+        time.sleep(0.2)
+    seen["last"] = footprint(jet)
+    metrics = job.metrics()
+    seen["kept"], seen["count"], seen["read"] = len(metrics.microBatches), metrics.microBatchCount, job.itemsRead()
+    job.cancel()
+    print(json.dumps(seen), flush=True)
+    """
+)
+
+
+def test_a_long_running_stream_job_keeps_its_driver_checkpoint_and_figures_bounded(tmp_path):
+    script = tmp_path / "soak.py"
+    script.write_text(SCRIPT)
+    ran = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "checkpoint"), str(STEADY), str(MICRO_BATCHES)],
+        cwd=PROJECT, capture_output=True, text=True,
+    )
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    seen = json.loads(ran.stdout.strip().splitlines()[-1])
+    steady, last = seen["steady"], seen["last"]
+    mebibyte = 1024 * 1024
+    assert last["python"] - steady["python"] < 50 * mebibyte, seen
+    assert last["jvmHeap"] - steady["jvmHeap"] < 50 * mebibyte, seen
+    assert last["files"] <= steady["files"] + 2 * 100, "Spark keeps its last 100 micro-batches' logs, sparkjet 2 states"
+    assert seen["count"] >= MICRO_BATCHES and seen["kept"] == min(seen["count"], 100)
+    assert seen["read"] > 0

@@ -1,0 +1,153 @@
+"""A restart on a checkpoint checks what it restarts (issue 25, point 9): a changed pipeline whose
+state does not fit is refused naming what changed, a state dropped with its vertex is said, a
+checkpoint in use by a running job is refused (and that job goes on), a commit log cut short and
+garbled files are a CheckpointError naming the file, never a silent start from zero nor an
+UnpicklingError, EOFError or JSONDecodeError."""
+
+import concurrent.futures
+import contextlib
+import json
+import shutil
+
+import pytest
+
+from sparkjet import AggregateOperations, Jet, JobConfig, Pipeline, ProcessingGuarantee, Sinks, Sources, UserFunctionError
+from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError
+from tests.streaming.test_stream_jobs import dropFile, eventually
+
+pytestmark = pytest.mark.spark
+
+
+def failingOnBoom(word: str) -> str:
+    if word == "boom":
+        raise ValueError("boom")
+    return word
+
+
+def word(line: str) -> str:
+    return line
+
+
+def runningCounts(watched, listName: str, operation=None, name=None, failing=False) -> Pipeline:
+    p = Pipeline.create()
+    lines = p.readFrom(Sources.fileWatcher(str(watched))).withoutTimestamps()
+    counted = (lines.map(failingOnBoom) if failing else lines).groupingKey(word).rollingAggregate(
+        operation or AggregateOperations.counting()
+    )
+    (counted.setName(name) if name else counted).writeTo(Sinks.list(listName))
+    return p
+
+
+def guaranteed(checkpoint, name: str = "counts") -> JobConfig:
+    config = JobConfig().setName(name).setProcessingGuarantee(ProcessingGuarantee.EXACTLY_ONCE)
+    return config.setCheckpointLocation(str(checkpoint))
+
+
+@contextlib.contextmanager
+def cancelledAtTheEnd(job):
+    """Run the block while ``job`` runs; then cancel it and see it end cancelled."""
+    try:
+        yield job
+    finally:
+        job.cancel()
+    with pytest.raises(concurrent.futures.CancelledError):
+        job.join()
+
+
+@pytest.fixture(scope="module")
+def failedCheckpoint(tmp_path_factory, spark):
+    """A checkpoint a failed job kept after two committed micro-batches: 'ant' counted twice, then
+    a 'boom' its map raised on; and the directory it watched (the 'boom' file read again on a restart)."""
+    base = tmp_path_factory.mktemp("failed")
+    watched, checkpoint = base / "in", base / "checkpoint"
+    watched.mkdir()
+    jet = Jet(spark=spark)
+    job = jet.newJob(runningCounts(watched, "failing", failing=True), guaranteed(checkpoint))
+    dropFile(watched, "a.txt", ["ant"])
+    eventually(lambda: ("ant", 1) in jet.getList("failing"), seconds=120)
+    dropFile(watched, "b.txt", ["ant"])
+    eventually(lambda: ("ant", 2) in jet.getList("failing"), seconds=120)
+    dropFile(watched, "c.txt", ["boom"])
+    with pytest.raises(UserFunctionError):
+        job.join()
+    jet.shutdown()
+    return watched, checkpoint
+
+
+@pytest.fixture
+def keptCheckpoint(failedCheckpoint, tmp_path):
+    """A copy of the failed job's checkpoint, for one test to restart on or break."""
+    watched, checkpoint = failedCheckpoint
+    copy = tmp_path / "checkpoint"
+    shutil.copytree(checkpoint, copy)
+    (copy / "lock").unlink(missing_ok=True)
+    return watched, copy
+
+
+def test_a_restart_whose_aggregation_changed_is_refused_naming_the_vertex(jet, keptCheckpoint):
+    watched, checkpoint = keptCheckpoint
+    summing = runningCounts(watched, "summing", AggregateOperations.summing(len))
+    with pytest.raises(CheckpointError, match=r"Job 'counts' cannot go on from its checkpoint '.*': vertex "
+                       r"'rolling-aggregate' ran a TransformStatefulP\[zero, increment, .*\] there and runs a "
+                       r"TransformStatefulP\[zero, _addValue\(len\), .*\] here, so its state does not fit"):
+        jet.newJob(summing, guaranteed(checkpoint))
+
+
+def test_a_restart_with_the_pipeline_fixed_goes_on_from_the_state(jet, keptCheckpoint):
+    watched, checkpoint = keptCheckpoint
+    with cancelledAtTheEnd(jet.newJob(runningCounts(watched, "fixed"), guaranteed(checkpoint))):
+        eventually(lambda: ("boom", 1) in jet.getList("fixed"), seconds=120)
+        dropFile(watched, "d.txt", ["ant"])
+        eventually(lambda: ("ant", 3) in jet.getList("fixed"), seconds=120)
+
+
+def test_a_restart_whose_stateful_stage_was_renamed_says_its_state_is_dropped(jet, keptCheckpoint):
+    watched, checkpoint = keptCheckpoint
+    with pytest.warns(UserWarning, match=r"Job 'counts' goes on from its checkpoint without the state of "
+                      r"'rolling-aggregate': .* starts empty"):
+        with cancelledAtTheEnd(jet.newJob(runningCounts(watched, "renamed", name="counted"), guaranteed(checkpoint))):
+            eventually(lambda: ("boom", 1) in jet.getList("renamed"), seconds=120)
+
+
+def test_a_second_job_on_a_checkpoint_in_use_is_refused_and_the_first_goes_on(jet, keptCheckpoint):
+    watched, checkpoint = keptCheckpoint
+    with cancelledAtTheEnd(jet.newJob(runningCounts(watched, "first"), guaranteed(checkpoint))):
+        with pytest.raises(CheckpointError, match=r"Job 'other' cannot use the checkpoint '.*': another running job uses it"):
+            jet.newJob(runningCounts(watched, "second"), guaranteed(checkpoint, "other"))
+        dropFile(watched, "e.txt", ["ant"])
+        eventually(lambda: ("ant", 3) in jet.getList("first"), seconds=120)
+
+
+def test_a_checkpoint_whose_commit_log_was_removed_is_refused(jet, keptCheckpoint):
+    watched, checkpoint = keptCheckpoint
+    shutil.rmtree(checkpoint / "query" / "commits")
+    with pytest.raises(CheckpointError, match=r"has the states of micro-batch \d+ but Spark's commit log .* ends at none"):
+        jet.newJob(runningCounts(watched, "no-commits"), guaranteed(checkpoint))
+
+
+@pytest.mark.parametrize("garbage", [b"", b"\x80\x05garbage", b"not json"])
+@pytest.mark.parametrize("file", ["claimed-outputs.json", "job-shape.json"])
+def test_a_garbled_checkpoint_description_is_a_checkpoint_error_naming_it(jet, keptCheckpoint, file, garbage):
+    watched, checkpoint = keptCheckpoint
+    (checkpoint / file).write_bytes(garbage)
+    with pytest.raises(CheckpointError, match=rf"The checkpoint file '.*{file}' cannot be read"):
+        jet.newJob(runningCounts(watched, "garbled"), guaranteed(checkpoint))
+
+
+@pytest.mark.parametrize("cut", [0, 10, -1])
+def test_a_truncated_states_file_is_a_checkpoint_error_naming_it(jet, keptCheckpoint, cut):
+    watched, checkpoint = keptCheckpoint
+    for states in (checkpoint / "states").glob("batch-*.pickle"):
+        states.write_bytes(states.read_bytes()[:cut])
+    job = jet.newJob(runningCounts(watched, "truncated"), guaranteed(checkpoint))
+    with pytest.raises(CheckpointError, match=r"The checkpoint file '.*states/batch-\d+\.pickle' cannot be read"):
+        job.join()
+
+
+def test_a_garbled_exported_snapshot_is_a_checkpoint_error_naming_it(jet, tmp_path, monkeypatch):
+    monkeypatch.setenv("SPARKJET_STATE_DIR", str(tmp_path / "state"))
+    described = tmp_path / "state" / "exported-snapshots" / "broken" / "snapshot.json"
+    described.parent.mkdir(parents=True)
+    described.write_text(json.dumps({"snapshotName": "broken"})[:-3])
+    with pytest.raises(CheckpointError, match=r"The snapshot 'broken' cannot be read: its description '.*snapshot.json'"):
+        jet.getJobStateSnapshot("broken")
