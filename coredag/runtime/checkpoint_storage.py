@@ -92,11 +92,18 @@ class LocalCheckpointStorage:
         path = self.url(name)
         makePrivateDirectories(os.path.dirname(path))
         descriptor = os.open(path + WRITING, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
-        with open(descriptor, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(path + WRITING, path)
+        try:
+            with open(descriptor, "wb") as file:
+                file.write(data)
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(path + WRITING, path)
+        except OSError as error:
+            os.remove(path + WRITING)
+            raise CheckpointError(
+                f"Could not write '{path}' ({len(data):,} bytes) in the checkpoint '{self.location}': "
+                f"{error.strerror or error}; the last whole one stays"
+            ) from None
 
     def remove(self, name: str) -> None:
         """Remove file ``name``."""

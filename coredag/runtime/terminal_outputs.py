@@ -21,6 +21,9 @@ from sparkjet.coredag.processors.sinks import (
 from sparkjet.coredag.runtime.output_directory import HadoopOutputDirectory, LocalOutputDirectory
 from sparkjet.coredag.runtime.transport import TRANSPORTED, restoreError, summarizeFailure
 
+NO_SPACE = "No space left on device"
+"""What the operating system says of a full disk, in Python's and Java's words alike."""
+
 OutputDirectory = LocalOutputDirectory | HadoopOutputDirectory
 """A job's claim on a new output directory, local or of a Hadoop file system."""
 
@@ -89,6 +92,11 @@ def saveAsTextFiles(batches: RDD, output: OutputDirectory) -> None:
     except Exception as error:
         if isinstance(error, TRANSPORTED) or restoreError(str(error)) is not None:
             raise
+        if NO_SPACE in str(error):
+            raise OutputError(
+                f"{output.origin}: writing the output directory '{output.directory}' failed: {NO_SPACE} "
+                f"(where Spark writes it, or in its scratch directory spark.local.dir); free some space and run it again"
+            ) from error
         if urllib.parse.urlsplit(output.sparkPath).path not in str(error):
             raise
         raise OutputError(

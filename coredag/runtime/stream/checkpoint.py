@@ -18,7 +18,10 @@ import json
 import logging
 import os
 import pickle
+import re
 import shutil
+import socket
+import tempfile
 import time
 
 from sparkjet.coredag.errors import JobError
@@ -40,6 +43,9 @@ QUERY = "query"
 CLAIMED = "claimed-outputs.json"
 SHAPE = "job-shape.json"
 """What the job ran: each vertex's processor kind and its number of stream sources, checked on a restart."""
+OWNER = "owner.json"
+"""A temporary checkpoint's process (its id and host): one whose process is gone was a killed driver's."""
+TEMPORARY_PREFIX = "sparkjet-"
 LOCK = "lock"
 """Held (``flock``) by the process running the job, so a second job is refused the checkpoint."""
 SOURCE_PREFIX = "source-"
@@ -199,9 +205,49 @@ class StreamCheckpoint:
 
 def isCheckpointEntry(name: str) -> bool:
     """Return whether ``name``, in a checkpoint's directory, is the job's own (what ``remove`` removes)."""
-    return name in (QUERY, STATES, CLAIMED, CLAIMED + WRITING, SHAPE, SHAPE + WRITING, LOCK) or name.startswith(
+    return name in (QUERY, STATES, CLAIMED, CLAIMED + WRITING, SHAPE, SHAPE + WRITING, LOCK, OWNER) or name.startswith(
         SOURCE_PREFIX
     )
+
+
+def temporaryCheckpoint(jobName: str) -> StreamCheckpoint:
+    """Return a new temporary checkpoint for job ``jobName``, which has no guarantee, noting the
+    process that owns it; first remove those a killed driver left (their process gone)."""
+    removeAbandonedCheckpoints(tempfile.gettempdir())
+    readable = re.sub(r"[^A-Za-z0-9_-]", "_", jobName)[:40]
+    location = tempfile.mkdtemp(prefix=f"{TEMPORARY_PREFIX}{readable}-")
+    with open(os.path.join(location, OWNER), "w", encoding="utf-8") as file:
+        json.dump({"pid": os.getpid(), "host": socket.gethostname()}, file)
+    return StreamCheckpoint(location)
+
+
+def removeAbandonedCheckpoints(directory: str) -> None:
+    """Remove the temporary checkpoints in ``directory`` whose process on this host is gone:
+    only this user's, only those that note their process, only what a checkpoint keeps."""
+    for name in os.listdir(directory):
+        path = os.path.join(directory, name)
+        try:
+            if not name.startswith(TEMPORARY_PREFIX) or os.stat(path).st_uid != os.getuid():
+                continue
+            with open(os.path.join(path, OWNER), encoding="utf-8") as file:
+                owner = json.load(file)
+        except (OSError, ValueError):
+            continue
+        if owner.get("host") == socket.gethostname() and not processRuns(owner.get("pid")):
+            StreamCheckpoint(path).remove()
+
+
+def processRuns(pid: object) -> bool:
+    """Return whether process ``pid`` runs on this host (one that cannot be asked is taken to)."""
+    if not isinstance(pid, int) or pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def isStatesName(name: str) -> bool:

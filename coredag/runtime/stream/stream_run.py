@@ -4,8 +4,6 @@ micro-batch, until the stream ends, the job is cancelled, or it stops for a susp
 
 import enum
 import functools
-import re
-import tempfile
 import threading
 import time
 import warnings
@@ -20,7 +18,7 @@ from sparkjet.coredag.runtime.execution import JobControl, MicroBatch, executeDa
 from sparkjet.coredag.runtime.checkpoint_storage import makePrivateDirectories
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
 from sparkjet.coredag.runtime.processor_state import vertexWatermarks
-from sparkjet.coredag.runtime.stream.checkpoint import StreamCheckpoint
+from sparkjet.coredag.runtime.stream.checkpoint import StreamCheckpoint, temporaryCheckpoint
 from sparkjet.coredag.runtime.stream.exported_snapshot import (
     JobStateSnapshot,
     SnapshotError,
@@ -133,8 +131,7 @@ class StreamRun:
     def run(self) -> JobMetrics:
         """Run the job to its end; return its figures over every micro-batch. A files sink's
         directory is claimed first; a failed job removes it if no micro-batch wrote to it."""
-        temporary = re.sub(r"[^A-Za-z0-9_-]", "_", self._jobName)[:40]
-        checkpoint = self._keptCheckpoint or StreamCheckpoint(tempfile.mkdtemp(prefix=f"sparkjet-{temporary}-"))
+        checkpoint = self._keptCheckpoint or temporaryCheckpoint(self._jobName)
         self._checkpoint, feeders, ended = checkpoint, [], False
         try:
             checkpoint.open(self._jobName)
