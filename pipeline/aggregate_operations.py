@@ -20,6 +20,7 @@ from sparkjet.coredag.model.aggregate_operation import AggregateOperation, ident
 from sparkjet.coredag.model.tags import ItemsByTag, Tag
 from sparkjet.coredag.processors.coaggregation import coAggregateOperation
 from sparkjet.pipeline.errors import DuplicateKeyError, PipelineError
+from sparkjet.pipeline.habits import WithHabits
 
 _rankOf = operator.itemgetter(0)
 
@@ -347,7 +348,7 @@ def _pairwiseOrNone(fns: list) -> Callable | None:
     return None if None in fns else functools.partial(_pairwise, tuple(fns))
 
 
-class AggregateOperations:
+class AggregateOperations(metaclass=WithHabits):
     """Factories of AggregateOperation."""
 
     @staticmethod

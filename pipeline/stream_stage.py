@@ -19,6 +19,7 @@ from sparkjet.coredag.processors.keyed import AccumulatorHolder, RollingAccumula
 from sparkjet.pipeline.aggregate_operations import AggregateOperations
 from sparkjet.pipeline.errors import PipelineError
 from sparkjet.pipeline.functions import checkAggregateOperation, checkFunction, wholeItem
+from sparkjet.pipeline.habits import notASink
 from sparkjet.pipeline.sinks import Sink
 from sparkjet.pipeline.stage import (
     AggregateBuilder,
@@ -205,6 +206,8 @@ class StreamStage(Stage):
 
     def writeTo(self, sink: Sink) -> SinkStage:
         """Send every item (without its timestamp) to ``sink``."""
+        if not isinstance(sink, Sink):
+            raise notASink(sink, self.describe())
         items = self._attach(MapTransform("remove-timestamps", payloadOf)) if self.timestamped else self
         return SinkStage(self.pipeline, attachFedBy(SinkTransform(sink.name, sink), (items,)))
 
@@ -259,7 +262,7 @@ def timestamped(stage: Stage, timestampFn: Callable, allowedLag: int) -> StreamS
 
 def checkedLag(stage: Stage, allowedLag: int) -> int:
     """Return ``allowedLag`` if it is a lag (0 or more); else raise naming ``stage``."""
-    if not isinstance(allowedLag, int) or allowedLag < 0:
+    if isinstance(allowedLag, bool) or not isinstance(allowedLag, int) or allowedLag < 0:
         raise PipelineError(f"{stage.describe()}: the allowed lag must be 0 or more, got {allowedLag!r}")
     return allowedLag
 

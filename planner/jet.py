@@ -183,7 +183,7 @@ class Job:
         """Return how many items the job's sources have read so far: a batch job's as its
         finished tasks reported them, a stream job's over its micro-batches."""
         if self.isStream:
-            return sum(batch.itemsRead for batch in self.metrics().microBatches)
+            return self.metrics().itemsReadInMicroBatches
         counts = self._control.counts.value if self._control is not None and self._control.counts else {}
         dag = self.plan.dag
         return sum(counts.get(("itemsOut", v.name), 0) for v in dag.vertices() if not dag.getInboundEdges(v.name))
@@ -317,6 +317,7 @@ class Jet:
     def _start(self, jobName: str, planned: Plan, config: JobConfig) -> Job:
         """Check the inputs and outputs of ``planned``, fix its physical plan on the session and
         start running it in a thread (a stream job with a guarantee from its checkpoint)."""
+        interruptCancelsJobs.install()  # before pyspark is imported: a Ctrl-C then is one line too
         from sparkjet.coredag.runtime.execution import JobControl, physicalPlanOn
         from sparkjet.coredag.runtime.stream.stream_job import StreamJob, streamStart
         from sparkjet.planner.assertions import JobAssertions
@@ -335,7 +336,6 @@ class Jet:
                 "jobs; this one reads no stream, so it has no state to start from"
             )
         dag = preflightDag(planned.dag)
-        interruptCancelsJobs.install()
         spark = self.spark()
         try:
             planned = attrs.evolve(planned, physical=physicalPlanOn(spark, dag))

@@ -222,13 +222,24 @@ def interruptsHeld() -> Iterator[None]:
         yield
         return
     received = []
-    signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+
+    def acknowledge(signum, frame) -> None:
+        if not received:  # at once, and without Python's buffered stderr (no re-entrant write)
+            os.write(
+                sys.stderr.fileno(),
+                b"sparkjet: interrupted (Ctrl-C) while the Spark session starts: stopping once it has started\n",
+            )
+        received.append(signum)
+
+    signal.signal(signal.SIGINT, acknowledge)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
     if received:
-        raise Interrupted("interrupted (Ctrl-C) while the Spark session started")
+        interrupted = Interrupted("interrupted (Ctrl-C) while the Spark session started")
+        interrupted.acknowledged = True  # said already: planner/interrupts.saidAlready skips it
+        raise interrupted
 
 
 def activeSession() -> SparkSession | None:

@@ -142,10 +142,6 @@ def test_ctrl_c_while_the_session_starts_ends_with_one_line_and_leaves_no_jvm(tm
     assert groupEnds(ended.pid)  # the JVM goes with the process that started it
 
 
-@pytest.mark.xfail(
-    reason="needs coredag/runtime/session.py's interruptsHeld to say so at once on stderr, and mark the "
-    "Interrupted it raises acknowledged (issue 28, point 2)"
-)
 def test_ctrl_c_while_the_session_starts_is_acknowledged_before_it_has_started(tmp_path):
     ended, output = interruptedRun(tmp_path, "starting", environment={"SPARKJET_UI": "1"})
     lines = sparkjetLines(ended.stderr)

@@ -109,7 +109,6 @@ def test_a_class_of_factories_with_habits_gets_their_hints():
     assert factories.counting() == 0
 
 
-@pytest.mark.xfail(reason="needs `class AggregateOperations(metaclass=WithHabits)` in pipeline/aggregate_operations.py")
 @pytest.mark.parametrize("name, hint", [("count", "counting()"), ("sum", "summing(valueFn)")])
 def test_aggregate_operations_count_and_sum_name_jets_operations(name, hint):
     assert hintOf(sparkjet.AggregateOperations, name) == f"AggregateOperations.{hint}"
@@ -162,3 +161,10 @@ def test_write_to_a_name_says_sinks_files_or_sinks_list():
         f"Pipeline.writeTo() at {THIS_FILE}:{here() - 2}: writeTo() takes a sink, not a list: write "
         "writeTo(Sinks.list(name)), then jet.getList(name) once the job has run"
     )
+
+
+def test_a_stream_stage_written_to_a_name_says_sinks_files_too():
+    p = Pipeline.create()
+    stage = p.readFrom(TestSources.itemStream(10)).withoutTimestamps()
+    with pytest.raises(PipelineError, match=r"writeTo\(\) takes a sink, not a str: write writeTo\(Sinks.files\('out'\)\)"):
+        stage.writeTo("out")
