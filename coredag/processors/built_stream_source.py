@@ -21,7 +21,8 @@ from collections.abc import Callable
 import attrs
 
 from sparkjet.coredag.api.processor import ProcessorContext
-from sparkjet.coredag.errors import JobError, UserFunctionError
+from sparkjet.coredag.errors import JobError, UserFunctionError, shorten
+from sparkjet.coredag.model.event_time_policy import TIMESTAMP_ADVICE
 from sparkjet.coredag.processors.stream_sources import PickledEvents, StreamSourceP
 
 FED_FILE = re.compile(r"events-(\d{9})\.txt")
@@ -50,8 +51,11 @@ class SourceBuffer:
 
     def add(self, item: object, timestamp: int | None = None) -> None:
         """Add ``item`` (with its event ``timestamp``, in a timestamped stream)."""
-        if self._timestamped and not isinstance(timestamp, int):
-            raise JobError(f"a timestamped stream's buffer takes add(item, timestamp), got timestamp {timestamp!r}")
+        if self._timestamped and (isinstance(timestamp, bool) or not isinstance(timestamp, int)):
+            raise JobError(
+                f"a timestamped stream's buffer takes add(item, timestamp), got timestamp {timestamp!r} "
+                f"({type(timestamp).__name__}) for item {shorten(item)}: {TIMESTAMP_ADVICE}"
+            )
         self._events.append((timestamp, item))
 
     def size(self) -> int:

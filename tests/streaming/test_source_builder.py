@@ -18,6 +18,7 @@ from sparkjet import (
     AggregateOperations,
     AssertionCompletedException,
     Assertions,
+    JobError,
     Pipeline,
     Sinks,
     SourceBuilder,
@@ -292,3 +293,11 @@ def test_a_copy_taken_while_files_are_fed_and_read_goes_on_from_where_it_was_tak
     assert pickle.loads(snapshot) == [following - 1], "the snapshot of the last file copied"
     copied = [int(name[7:16]) for name in fedFiles(tmp_path / "copy")]
     assert set(range(read[0], following)) <= set(copied) <= set(range(following)), "no file Spark had not read is lost"
+
+
+@pytest.mark.parametrize("timestamp", [True, 1.5, None, "5"])
+def test_a_timestamped_buffer_refuses_a_timestamp_that_is_not_an_int_of_milliseconds(timestamp):
+    from sparkjet.coredag.processors.built_stream_source import SourceBuffer
+
+    with pytest.raises(JobError, match=r"takes add\(item, timestamp\), got timestamp .* for item 'x': .*int"):
+        SourceBuffer(timestamped=True).add("x", timestamp)
