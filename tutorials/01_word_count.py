@@ -3,9 +3,8 @@
 import argparse
 import pathlib
 
-from sparkjet import Jet
+from sparkjet import Jet, JobStatus, writePlanSvg
 from sparkjet.examples.word_count import wordCountPipeline
-from sparkjet.planner.render import writePlanSvg
 
 BUNDLED_CORPUS = pathlib.Path(__file__).resolve().parent / "data"
 
@@ -23,10 +22,13 @@ def main(argv: list[str] | None = None) -> list[tuple[str, int]]:
     p = wordCountPipeline(args.input, args.glob)
     jet = Jet(master=args.master)
     try:
-        jet.newJob(p).join()
+        job = jet.newJob(p)
+        job.join()
         top = sorted(jet.getList("counts"), key=lambda entry: (-entry[1], entry[0]))[: args.top]
     finally:
         jet.shutdown()
+    if job.getStatus() is JobStatus.NOT_RUNNING:  # only planned (sparkjet plan): no words to print
+        return []
     print(f"The {args.top} most frequent words in {args.input}:")
     for word, count in top:
         print(f"{count:>8}  {word}")
