@@ -8,6 +8,7 @@ import attrs
 from sparkjet.coredag.errors import SourceLocation
 from sparkjet.coredag.model.event_time_policy import DEFAULT_IDLE_TIMEOUT
 from sparkjet.coredag.model.simple_event import SimpleEvent
+from sparkjet.coredag.processors.stream_sources import DEFAULT_MAX_LINE_BYTES
 from sparkjet.pipeline.errors import PipelineError
 from sparkjet.pipeline.functions import checkFunction, checkPicklable
 
@@ -33,10 +34,15 @@ class StreamSource:
 
 @attrs.frozen
 class FileWatcherSource(StreamSource):
-    """The lines of the files that appear in a directory."""
+    """The lines of the files that appear in a directory: decoded from ``charset``, a file
+    deleted before it is read skipped (``ignoreMissingFiles``) or an error, no line longer than
+    ``maxLineBytes``."""
 
     directory: str
     glob: str
+    charset: str = "utf-8"
+    ignoreMissingFiles: bool = True
+    maxLineBytes: int = DEFAULT_MAX_LINE_BYTES
 
 
 @attrs.frozen
@@ -63,9 +69,24 @@ class FiniteStreamSource(StreamSource):
     itemsPerBatch: int
 
 
-def fileWatcher(directory: str, glob: str = "*") -> FileWatcherSource:
-    """Return the source of the lines of files put into ``directory`` (Jet's ``Sources.fileWatcher``)."""
-    return FileWatcherSource(f"fileWatcherSource({os.path.join(directory, glob)})", directory, glob)
+def fileWatcher(
+    directory: str, glob: str = "*", charset: str = "utf-8", *,
+    ignoreMissingFiles: bool = True, maxLineBytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> FileWatcherSource:
+    """Return the source of the lines of files put into ``directory`` (Jet's ``Sources.fileWatcher``):
+    a file deleted before it is read is skipped with a warning, as Jet's watcher skips it, unless
+    not ``ignoreMissingFiles`` (Spark's option): then it fails the job; a line longer than
+    ``maxLineBytes`` fails the job too."""
+    from sparkjet.pipeline.sources import readableCharset
+
+    where = f"Sources.fileWatcher (called at {SourceLocation.ofUserCall()})"
+    if not isinstance(ignoreMissingFiles, bool):
+        raise PipelineError(f"{where}: ignoreMissingFiles must be True or False, got {ignoreMissingFiles!r}")
+    if not isinstance(maxLineBytes, int) or isinstance(maxLineBytes, bool) or maxLineBytes <= 0:
+        raise PipelineError(f"{where}: maxLineBytes must be a positive number of bytes, got {maxLineBytes!r}")
+    name = f"fileWatcherSource({os.path.join(directory, glob)})"
+    charset = readableCharset(charset, "Sources.fileWatcher")
+    return FileWatcherSource(name, directory, glob, charset, ignoreMissingFiles, maxLineBytes)
 
 
 def socket(host: str, port: int) -> SocketSource:

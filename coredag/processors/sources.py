@@ -80,21 +80,28 @@ def byteRanges(
 
 
 def lineBatchesStartingIn(
-    path: str, start: int, end: int, charset: str, origin: str = "Sources.files"
+    path: str, start: int, end: int, charset: str, origin: str = "Sources.files", maxLineBytes: int | None = None
 ) -> Iterator[list[str]]:
     """Yield, in lists, the lines whose first byte lies in ``[start, end)``, without terminators.
 
     Lines end at ``\\r\\n``, ``\\r`` or ``\\n`` and a UTF-8 byte order mark at the start of the
     file is skipped, as in Spark's reader (Hadoop's LineRecordReader). The range is read in chunks
     cut at line ends, so each chunk decodes on its own; a line longer than a chunk is gathered
-    from its pieces in time linear in its length.
+    from its pieces in time linear in its length. A line of more than ``maxLineBytes`` bytes (its
+    terminator not counted), where given, is an InputError naming the file, the line and its
+    size, raised before much more than that many of its bytes are held.
     """
     with open(path, "rb") as file:
-        for offset, data in _lineBytesStartingIn(file, start, end):
-            if offset == 0 and data.startswith(UTF8_BOM):
-                offset, data = len(UTF8_BOM), data[len(UTF8_BOM) :]
-            if data:
-                yield _decodeLines(path, offset, data, charset, origin)
+        try:
+            for offset, data in _lineBytesStartingIn(file, start, end, maxLineBytes):
+                if offset == 0 and data.startswith(UTF8_BOM):
+                    offset, data = len(UTF8_BOM), data[len(UTF8_BOM) :]
+                if maxLineBytes is not None and len(data) > maxLineBytes:
+                    _checkLineLengths(offset, data, maxLineBytes)
+                if data:
+                    yield _decodeLines(path, offset, data, charset, origin)
+        except _LongLine as long:
+            raise _longLineError(path, long.offset, maxLineBytes, origin) from None
 
 
 READ_CHUNK = 1 << 20
@@ -102,11 +109,15 @@ READ_CHUNK = 1 << 20
 UTF8_BOM = b"\xef\xbb\xbf"
 
 
-def _lineBytesStartingIn(file, start: int, end: int) -> Iterator[tuple[int, bytes]]:
+def _lineBytesStartingIn(
+    file, start: int, end: int, maxLineBytes: int | None = None
+) -> Iterator[tuple[int, bytes]]:
     """Yield ``(offset, bytes)``: whole lines, with their terminators, whose first byte lies in
-    ``[start, end)``, in chunks; the last line of the file may have no terminator."""
+    ``[start, end)``, in chunks; the last line of the file may have no terminator. A line
+    gathered from more than ``maxLineBytes`` bytes of chunks without a line end raises _LongLine."""
     position = linesStart = 0 if start == 0 else _seekLineStart(file, start)
     pieces: list[bytes] = []
+    gathered = 0
     while position < end:
         chunk = file.read(min(READ_CHUNK, end - position))
         if not chunk:
@@ -115,13 +126,17 @@ def _lineBytesStartingIn(file, start: int, end: int) -> Iterator[tuple[int, byte
         cut = _afterLastLineEnd(chunk)
         if not cut:
             pieces.append(chunk)
+            gathered += len(chunk)
+            if maxLineBytes is not None and gathered > maxLineBytes:
+                raise _LongLine(linesStart)
             continue
         lines = b"".join((*pieces, chunk[:cut]))
         yield linesStart, lines
-        pieces, linesStart = [chunk[cut:]], linesStart + len(lines)
+        pieces, linesStart, gathered = [chunk[cut:]], linesStart + len(lines), len(chunk) - cut
     rest = b"".join(pieces)
     if rest:
-        yield linesStart, rest if rest.endswith(b"\r") else rest + _readThroughLineEnd(file)
+        atMost = None if maxLineBytes is None else maxLineBytes + 1 - len(rest)
+        yield linesStart, rest if rest.endswith(b"\r") else rest + _readThroughLineEnd(file, atMost)
 
 
 def _seekLineStart(file, start: int) -> int:
@@ -138,16 +153,55 @@ def _seekLineStart(file, start: int) -> int:
     return position
 
 
-def _readThroughLineEnd(file) -> bytes:
-    """Return the bytes from the file's position through its next line end, or to its end."""
-    pieces = []
+def _readThroughLineEnd(file, atMost: int | None = None) -> bytes:
+    """Return the bytes from the file's position through its next line end, or to its end;
+    or, where ``atMost`` is given, once that many are read without one, those read so far."""
+    pieces, gathered = [], 0
     while chunk := file.read(READ_CHUNK):
         found = _firstLineEnd(chunk)
         if found >= 0:
             pieces.append(chunk[: found + 1])
             break
         pieces.append(chunk)
+        gathered += len(chunk)
+        if atMost is not None and gathered >= atMost:
+            break
     return b"".join(pieces)
+
+
+class _LongLine(Exception):
+    """A line longer than allowed starts at byte ``offset`` of the file being read."""
+
+    def __init__(self, offset: int) -> None:
+        super().__init__(offset)
+        self.offset = offset
+
+
+def _checkLineLengths(offset: int, data: bytes, maxLineBytes: int) -> None:
+    """Raise _LongLine for the first of the lines ``data`` holds (starting at byte ``offset``)
+    that is longer than ``maxLineBytes``, its terminator not counted."""
+    for line in data.splitlines(keepends=True):
+        if len(line.rstrip(b"\r\n")) > maxLineBytes:
+            raise _LongLine(offset)
+        offset += len(line)
+
+
+def _longLineError(path: str, offset: int, maxLineBytes: int, origin: str) -> InputError:
+    """Return the error of the line at byte ``offset`` of ``path``, longer than ``maxLineBytes``:
+    its number and its size, counted to its end without holding it."""
+    size = 0
+    with open(path, "rb") as file:
+        file.seek(offset)
+        while chunk := file.read(READ_CHUNK):
+            found = _firstLineEnd(chunk)
+            size += len(chunk) if found < 0 else found
+            if found >= 0:
+                break
+    return InputError(
+        f"{origin}: '{path}' line {_lineNumber(path, offset)} is {size:,} bytes long, more than the "
+        f"{maxLineBytes:,} bytes a line may have (a line is one item, held whole in memory); if such lines are "
+        f"expected, raise the limit: {origin}(directory, maxLineBytes={size})"
+    )
 
 
 def _firstLineEnd(data: bytes) -> int:
@@ -293,7 +347,7 @@ def _lineEndsReason(charset: str) -> str | None:
     return None
 
 
-def _readableCharset(source: "ReadFilesP", attribute: attrs.Attribute, charset: str) -> None:
+def refuseUnreadableCharset(source, attribute: attrs.Attribute, charset: str) -> None:
     """Refuse a charset whose files cannot be split into lines by byte, naming the source."""
     problem = charsetProblem(charset)
     if problem is not None:
@@ -311,7 +365,7 @@ class ReadFilesP(StandardProcessorSupplier):
 
     directory: str
     glob: str = "*"
-    charset: str = attrs.field(default="utf-8", validator=_readableCharset)
+    charset: str = attrs.field(default="utf-8", validator=refuseUnreadableCharset)
     files: tuple[tuple[str, int], ...] | None = None
 
     origin = "Sources.files"

@@ -1,0 +1,159 @@
+"""A watched directory on Spark: bad files make clear errors or warnings naming the file, and
+the job goes on past a file deleted before it was read (issue 25, points 4, 5 and 10)."""
+
+import logging
+import os
+
+import attrs
+import pytest
+
+from sparkjet import InputError, Pipeline, Sinks, Sources, plan
+from sparkjet.coredag.model.dag import DAG
+from sparkjet.coredag.processors.stream_sources import FileWatcherP
+from sparkjet.planner import JobStatus
+from tests.streaming.test_stream_jobs import dropFile, eventually
+
+pytestmark = pytest.mark.spark
+
+
+def dropBytes(directory, name: str, data: bytes) -> None:
+    """Write a file beside the watched directory, then move it in at once."""
+    staged = directory.parent / f".{name}.staged"
+    staged.write_bytes(data)
+    os.rename(staged, directory / name)
+
+
+def watching(watched, listName: str) -> Pipeline:
+    p = Pipeline.create()
+    p.readFrom(Sources.fileWatcher(str(watched))).withoutTimestamps().writeTo(Sinks.list(listName))
+    return p
+
+
+def withWatcher(p: Pipeline, kind: type = FileWatcherP, **options) -> DAG:
+    """Return the Core DAG of ``p`` with its watched directory read by a ``kind`` with ``options``."""
+
+    def swap(vertex):
+        supplier = vertex.processorSupplier
+        if not isinstance(supplier, FileWatcherP):
+            return vertex
+        fields = {field.name: getattr(supplier, field.name) for field in attrs.fields(type(supplier)) if field.init}
+        return attrs.evolve(vertex, processorSupplier=kind(**{**fields, **options}))
+
+    return plan(p).dag.withVertices(swap)
+
+
+def failure(job) -> BaseException:
+    """Wait until the stream job failed; return what its join() raises."""
+    eventually(lambda: job.getStatus() is JobStatus.FAILED)
+    with pytest.raises(Exception) as raised:
+        job.join()
+    return raised.value
+
+
+def test_undecodable_bytes_fail_the_job_naming_the_file_the_line_and_the_byte(jet, tmp_path):
+    watched = tmp_path / "in"
+    watched.mkdir()
+    job = jet.newJob(watching(watched, "undecodable"))
+    dropBytes(watched, "latin.txt", b"fine\ncaf\xe9\n")
+    error = failure(job)
+    assert isinstance(error, InputError)
+    assert str(error) == (
+        f"Sources.fileWatcher: '{watched / 'latin.txt'}' line 2 is not valid utf-8: invalid continuation byte "
+        "at byte 8 of the file; if the files are in another charset, name it: "
+        "Sources.fileWatcher(directory, charset='latin-1')"
+    )
+
+
+def deleteGone(directory: str, prefix: str) -> None:
+    for name in os.listdir(directory):
+        if name.startswith(prefix):
+            os.remove(os.path.join(directory, name))
+
+
+class DeletingWatcherP(FileWatcherP):
+    """Makes certain the race of a file deleted right after it appeared: deletes the files
+    named early* after Spark listed them, before it looks at them again to read them, and those
+    named late* after that, before the driver checks them."""
+
+    def listedFiles(self, rows):
+        deleteGone(self.directory, "early")
+        listed = super().listedFiles(rows)
+        deleteGone(self.directory, "late")
+        return listed
+
+
+def test_a_file_deleted_right_after_it_appeared_is_skipped_and_the_job_goes_on(jet, tmp_path, caplog):
+    watched = tmp_path / "in"
+    watched.mkdir()
+    job = jet.newJob(withWatcher(watching(watched, "after-deleted"), DeletingWatcherP))
+    with caplog.at_level(logging.WARNING, logger="sparkjet"):
+        dropFile(watched, "early12.txt", ["lost"])
+        dropFile(watched, "late12.txt", ["lost too"])
+        dropFile(watched, "kept.txt", ["kept"])
+        eventually(lambda: jet.getList("after-deleted") == ["kept"])
+        dropFile(watched, "next.txt", ["next"])
+        eventually(lambda: jet.getList("after-deleted") == ["kept", "next"])
+    assert job.getStatus() is JobStatus.RUNNING
+    job.cancel()
+    warned = [record.getMessage() for record in caplog.records if "skipped" in record.getMessage()]
+    assert warned == [
+        f"Sources.fileWatcher: skipped '{watched / 'late12.txt'}': it was deleted after it appeared in "
+        f"'{watched}' and before it was read (Sources.fileWatcher(directory, ignoreMissingFiles=False) makes "
+        "this an error)"
+    ]
+
+
+def test_a_file_deleted_before_it_is_read_fails_the_job_naming_it_where_missing_files_are_not_ignored(jet, tmp_path):
+    watched = tmp_path / "in"
+    watched.mkdir()
+    dag = withWatcher(watching(watched, "deleted-fails"), DeletingWatcherP, ignoreMissingFiles=False)
+    job = jet.newJob(dag)
+    dropFile(watched, "early12.txt", ["lost"])
+    error = failure(job)
+    assert isinstance(error, InputError)
+    assert str(error) == (
+        f"Sources.fileWatcher: '{watched / 'early12.txt'}' was deleted after it appeared in '{watched}' and "
+        "before it was read; keep files there until they are read, or skip such files: "
+        "Sources.fileWatcher(directory, ignoreMissingFiles=True), the default"
+    )
+
+
+def test_a_file_read_while_still_being_written_is_reported_once_naming_it(jet, tmp_path, caplog):
+    watched = tmp_path / "in"
+    watched.mkdir()
+    job = jet.newJob(watching(watched, "being-written"))
+    read = lambda: jet.getList("being-written")  # noqa: E731
+    with caplog.at_level(logging.WARNING, logger="sparkjet"):
+        dropFile(watched, "growing.txt", [f"line {number}" for number in range(101)])
+        eventually(lambda: len(read()) == 101)
+        with (watched / "growing.txt").open("a") as growing:
+            growing.write("".join(f"line {number}\n" for number in range(101, 200)))
+        dropBytes(watched, "cut.txt", b"one\ntw")
+        eventually(lambda: read()[101:] == ["one", "tw"])
+        dropFile(watched, "next.txt", ["next"])
+        eventually(lambda: read()[-1:] == ["next"])
+    job.cancel()
+    warned = sorted(record.getMessage() for record in caplog.records if record.levelno == logging.WARNING)
+    assert warned == [
+        f"Sources.fileWatcher: '{watched / 'cut.txt'}' does not end with a line end: it may have been read "
+        "while still being written (its last line cut short, what followed never read); write each file "
+        f"elsewhere, then move it into '{watched}' whole (a rename)",
+        f"Sources.fileWatcher: '{watched / 'growing.txt'}' changed after it was read (799 bytes then, 1,690 "
+        "now): it was still being written, and what was written after it was read is never read, as Spark's "
+        f"file stream source reads each file once; write each file elsewhere, then move it into '{watched}' "
+        "whole (a rename)",
+    ]
+
+
+def test_a_line_longer_than_the_limit_fails_the_job_naming_the_file_and_its_size(jet, tmp_path):
+    watched = tmp_path / "in"
+    watched.mkdir()
+    job = jet.newJob(withWatcher(watching(watched, "long-line"), maxLineBytes=1 << 20))
+    dropBytes(watched, "long.txt", b"short\n" + b"x" * (3 << 20) + b"\n")
+    error = failure(job)
+    assert isinstance(error, InputError)
+    assert str(error) == (
+        f"Sources.fileWatcher: '{watched / 'long.txt'}' line 2 is 3,145,728 bytes long, more than the "
+        "1,048,576 bytes a line may have (a line is one item, held whole in memory); if such lines are "
+        "expected, raise the limit: Sources.fileWatcher(directory, maxLineBytes=3145728)"
+    )
