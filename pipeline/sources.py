@@ -7,6 +7,7 @@ import attrs
 
 from sparkjet.coredag.errors import SourceLocation
 from sparkjet.coredag.processors.sources import charsetProblem
+from sparkjet.coredag.processors.stream_sources import DEFAULT_MAX_LINE_BYTES
 from sparkjet.pipeline.errors import PipelineError
 from sparkjet.pipeline.functions import checkPicklable
 from sparkjet.pipeline.stream_sources import FileWatcherSource, SocketSource, fileWatcher, socket
@@ -51,13 +52,19 @@ class Sources:
     """Factories of sources: batch sources, and the stream sources ``fileWatcher`` and ``socket``."""
 
     @staticmethod
-    def fileWatcher(directory: str, glob: str = "*") -> FileWatcherSource:
+    def fileWatcher(
+        directory: str, glob: str = "*", charset: str = "utf-8", *,
+        ignoreMissingFiles: bool = True, maxLineBytes: int = DEFAULT_MAX_LINE_BYTES,
+    ) -> FileWatcherSource:
         """Stream the lines of the files that appear in ``directory`` with names matching ``glob``.
 
-        Spark's file stream source reads them: each file whole, once, those already there when
+        Spark's file stream source finds them: each file whole, once, those already there when
         the job starts included, and appends to a file already read are not seen (Jet's watcher
-        reads only what is added after the start, appends too). Move files in atomically."""
-        return fileWatcher(directory, glob)
+        reads only what is added after the start, appends too). Move files in atomically. A file
+        deleted before it is read is skipped with a warning (an error unless
+        ``ignoreMissingFiles``); undecodable bytes in ``charset`` and a line longer than
+        ``maxLineBytes`` fail the job naming the file."""
+        return fileWatcher(directory, glob, charset, ignoreMissingFiles=ignoreMissingFiles, maxLineBytes=maxLineBytes)
 
     @staticmethod
     def socket(host: str, port: int) -> SocketSource:

@@ -328,7 +328,10 @@ def streamSourceSupplier(source: StreamSource, sourceId: str, nativeTimestamps: 
 
 @streamSourceSupplier.register
 def _fileWatcher(source: FileWatcherSource, sourceId: str, nativeTimestamps: bool) -> StreamSourceP:
-    return FileWatcherP(source.directory, source.glob, sourceId=sourceId)
+    return FileWatcherP(
+        source.directory, source.glob, source.charset, ignoreMissingFiles=source.ignoreMissingFiles,
+        maxLineBytes=source.maxLineBytes, sourceId=sourceId,
+    )
 
 
 @streamSourceSupplier.register

@@ -267,3 +267,14 @@ def test_a_watched_directory_keeps_its_options():
     assert (source.charset, source.ignoreMissingFiles, source.maxLineBytes) == ("latin-1", False, 1_000)
     assert Sources.fileWatcher("in").ignoreMissingFiles is True
     assert os.path.basename(source.name) == "*.txt)"
+
+
+def test_the_plan_keeps_the_watchers_charset_missing_files_choice_and_line_limit(tmp_path):
+    from sparkjet import Pipeline, Sinks, Sources
+    from sparkjet.planner import plan
+
+    p = Pipeline.create()
+    watcher = Sources.fileWatcher(str(tmp_path), charset="latin-1", ignoreMissingFiles=False, maxLineBytes=10)
+    p.readFrom(watcher).withoutTimestamps().writeTo(Sinks.noop())
+    supplier = next(vertex.processorSupplier for vertex in plan(p).dag if vertex.name.startswith("fileWatcher"))
+    assert (supplier.charset, supplier.ignoreMissingFiles, supplier.maxLineBytes) == ("latin-1", False, 10)
