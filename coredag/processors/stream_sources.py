@@ -16,7 +16,7 @@ from typing import ClassVar
 import attrs
 
 from sparkjet.coredag.api.standard import BatchFunction, StandardProcessorSupplier
-from sparkjet.coredag.errors import InputError
+from sparkjet.coredag.errors import InputError, shorten
 from sparkjet.coredag.model.jet_event import JetEvent
 from sparkjet.coredag.model.simple_event import SimpleEvent
 from sparkjet.coredag.processors.sinks import workerLogger
@@ -274,6 +274,20 @@ class FileWatcherP(StreamSourceP):
     def moveInWhole(self) -> str:
         """Return the advice on putting files into the watched directory."""
         return f"write each file elsewhere, then move it into '{self.directory}' whole (a rename)"
+
+    def lineOf(self, itemRepr: str) -> str | None:
+        """Return where the line a failed stage shows as ``itemRepr`` (``shorten(line)``) is
+        among the files the last micro-batch read, as ``line 3 of '/in/a.txt'`` (the first such
+        line), None if none is: for the error of a timestamp function, say, to name its file."""
+        for path, (size, _) in self.record.lastRead.items():
+            try:
+                lines = itertools.chain.from_iterable(lineBatchesStartingIn(path, 0, size, self.charset, WATCHER))
+                number = next((number for number, line in enumerate(lines, 1) if shorten(line) == itemRepr), None)
+            except (OSError, InputError):
+                continue
+            if number is not None:
+                return f"line {number} of '{path}'"
+        return None
 
     def rowConverter(self) -> "WatchedFileLines":
         """Return the reading of the lines of the files in ``(url, size, modified)`` rows."""

@@ -8,6 +8,7 @@ import os
 import pytest
 
 from sparkjet import InputError, PipelineError, Sources
+from sparkjet.coredag.errors import shorten
 from sparkjet.coredag.processors import sources
 from sparkjet.coredag.processors.stream_sources import (
     FileWatcherP,
@@ -278,3 +279,17 @@ def test_the_plan_keeps_the_watchers_charset_missing_files_choice_and_line_limit
     p.readFrom(watcher).withoutTimestamps().writeTo(Sinks.noop())
     supplier = next(vertex.processorSupplier for vertex in plan(p).dag if vertex.name.startswith("fileWatcher"))
     assert (supplier.charset, supplier.ignoreMissingFiles, supplier.maxLineBytes) == ("latin-1", False, 10)
+
+
+def test_the_line_a_failed_stage_shows_is_found_in_the_files_the_micro_batch_read(tmp_path):
+    first, second = tmp_path / "a.txt", tmp_path / "b b.txt"
+    first.write_bytes(b"10 one\n20 two\n")
+    second.write_bytes(b"30 three\nno time here\n" + b"x" * 200 + b"\n")
+    source = watcher(tmp_path)
+    source.checkedFiles([listed(first), listed(second)])
+    assert source.lineOf(shorten("no time here")) == f"line 2 of '{second}'"
+    assert source.lineOf(shorten("x" * 200)) == f"line 3 of '{second}'"
+    assert source.lineOf(shorten("20 two")) == f"line 2 of '{first}'"
+    assert source.lineOf(shorten("not there")) is None
+    source.checkedFiles([])
+    assert source.lineOf(shorten("20 two")) is None, "only the last micro-batch's files"
