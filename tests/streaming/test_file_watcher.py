@@ -42,22 +42,26 @@ def withWatcher(p: Pipeline, kind: type = FileWatcherP, **options) -> DAG:
     return plan(p).dag.withVertices(swap)
 
 
-def failure(job) -> BaseException:
-    """Wait until the stream job failed; return what its join() raises."""
+def inputError(job) -> str:
+    """Wait until the stream job failed; return the message of the InputError its join() raises."""
     eventually(lambda: job.getStatus() is JobStatus.FAILED)
-    with pytest.raises(Exception) as raised:
+    with pytest.raises(InputError) as raised:
         job.join()
-    return raised.value
+    return str(raised.value)
 
 
-def test_undecodable_bytes_fail_the_job_naming_the_file_the_line_and_the_byte(jet, tmp_path):
-    watched = tmp_path / "in"
-    watched.mkdir()
+@pytest.fixture
+def watched(tmp_path):
+    """The watched directory."""
+    directory = tmp_path / "in"
+    directory.mkdir()
+    return directory
+
+
+def test_undecodable_bytes_fail_the_job_naming_the_file_the_line_and_the_byte(jet, watched):
     job = jet.newJob(watching(watched, "undecodable"))
     dropBytes(watched, "latin.txt", b"fine\ncaf\xe9\n")
-    error = failure(job)
-    assert isinstance(error, InputError)
-    assert str(error) == (
+    assert inputError(job) == (
         f"Sources.fileWatcher: '{watched / 'latin.txt'}' line 2 is not valid utf-8: invalid continuation byte "
         "at byte 8 of the file; if the files are in another charset, name it: "
         "Sources.fileWatcher(directory, charset='latin-1')"
@@ -82,9 +86,7 @@ class DeletingWatcherP(FileWatcherP):
         return listed
 
 
-def test_a_file_deleted_right_after_it_appeared_is_skipped_and_the_job_goes_on(jet, tmp_path, caplog):
-    watched = tmp_path / "in"
-    watched.mkdir()
+def test_a_file_deleted_right_after_it_appeared_is_skipped_and_the_job_goes_on(jet, watched, caplog):
     job = jet.newJob(withWatcher(watching(watched, "after-deleted"), DeletingWatcherP))
     with caplog.at_level(logging.WARNING, logger="sparkjet"):
         dropFile(watched, "early12.txt", ["lost"])
@@ -103,24 +105,18 @@ def test_a_file_deleted_right_after_it_appeared_is_skipped_and_the_job_goes_on(j
     ]
 
 
-def test_a_file_deleted_before_it_is_read_fails_the_job_naming_it_where_missing_files_are_not_ignored(jet, tmp_path):
-    watched = tmp_path / "in"
-    watched.mkdir()
+def test_a_file_deleted_before_it_is_read_fails_the_job_naming_it_where_missing_files_are_not_ignored(jet, watched):
     dag = withWatcher(watching(watched, "deleted-fails"), DeletingWatcherP, ignoreMissingFiles=False)
     job = jet.newJob(dag)
     dropFile(watched, "early12.txt", ["lost"])
-    error = failure(job)
-    assert isinstance(error, InputError)
-    assert str(error) == (
+    assert inputError(job) == (
         f"Sources.fileWatcher: '{watched / 'early12.txt'}' was deleted after it appeared in '{watched}' and "
         "before it was read; keep files there until they are read, or skip such files: "
         "Sources.fileWatcher(directory, ignoreMissingFiles=True), the default"
     )
 
 
-def test_a_file_read_while_still_being_written_is_reported_once_naming_it(jet, tmp_path, caplog):
-    watched = tmp_path / "in"
-    watched.mkdir()
+def test_a_file_read_while_still_being_written_is_reported_once_naming_it(jet, watched, caplog):
     job = jet.newJob(watching(watched, "being-written"))
     read = lambda: jet.getList("being-written")  # noqa: E731
     with caplog.at_level(logging.WARNING, logger="sparkjet"):
@@ -145,14 +141,10 @@ def test_a_file_read_while_still_being_written_is_reported_once_naming_it(jet, t
     ]
 
 
-def test_a_line_longer_than_the_limit_fails_the_job_naming_the_file_and_its_size(jet, tmp_path):
-    watched = tmp_path / "in"
-    watched.mkdir()
+def test_a_line_longer_than_the_limit_fails_the_job_naming_the_file_and_its_size(jet, watched):
     job = jet.newJob(withWatcher(watching(watched, "long-line"), maxLineBytes=1 << 20))
     dropBytes(watched, "long.txt", b"short\n" + b"x" * (3 << 20) + b"\n")
-    error = failure(job)
-    assert isinstance(error, InputError)
-    assert str(error) == (
+    assert inputError(job) == (
         f"Sources.fileWatcher: '{watched / 'long.txt'}' line 2 is 3,145,728 bytes long, more than the "
         "1,048,576 bytes a line may have (a line is one item, held whole in memory); if such lines are "
         "expected, raise the limit: Sources.fileWatcher(directory, maxLineBytes=3145728)"

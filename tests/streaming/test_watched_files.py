@@ -192,7 +192,12 @@ def test_a_long_line_fails_before_it_is_held_whole(tmp_path, monkeypatch):
     monkeypatch.setattr(sources, "READ_CHUNK", 100)
     gathered = []
     decode = sources._decodeLines
-    monkeypatch.setattr(sources, "_decodeLines", lambda path, offset, data, *rest: gathered.append(len(data)) or decode(path, offset, data, *rest))
+
+    def decoding(path, offset, data, *rest):
+        gathered.append(len(data))
+        return decode(path, offset, data, *rest)
+
+    monkeypatch.setattr(sources, "_decodeLines", decoding)
     path = tmp_path / "long.txt"
     path.write_bytes(b"x" * 100_000 + b"\n")
     with pytest.raises(InputError, match="line 1 is 100,000 bytes long"):
@@ -257,7 +262,8 @@ def test_the_file_spark_did_not_find_is_read_from_its_error_or_its_causes():
 def test_bad_options_of_a_watched_directory_are_refused_naming_the_call(options, message):
     from sparkjet.pipeline.stream_sources import fileWatcher
 
-    with pytest.raises(PipelineError, match=r"Sources\.fileWatcher \(called at test_watched_files\.py:\d+\): " + message):
+    where = r"Sources\.fileWatcher \(called at test_watched_files\.py:\d+\): "
+    with pytest.raises(PipelineError, match=where + message):
         fileWatcher("in", **options)
 
 
