@@ -23,21 +23,21 @@ def dropBytes(directory, name: str, data: bytes) -> None:
     os.rename(staged, directory / name)
 
 
-def watching(watched, listName: str) -> Pipeline:
+def watching(watched, listName: str, **options) -> Pipeline:
     p = Pipeline.create()
-    p.readFrom(Sources.fileWatcher(str(watched))).withoutTimestamps().writeTo(Sinks.list(listName))
+    p.readFrom(Sources.fileWatcher(str(watched), **options)).withoutTimestamps().writeTo(Sinks.list(listName))
     return p
 
 
-def withWatcher(p: Pipeline, kind: type = FileWatcherP, **options) -> DAG:
-    """Return the Core DAG of ``p`` with its watched directory read by a ``kind`` with ``options``."""
+def withWatcher(p: Pipeline, kind: type) -> DAG:
+    """Return the Core DAG of ``p`` with its watched directory read by a ``kind`` of FileWatcherP."""
 
     def swap(vertex):
         supplier = vertex.processorSupplier
         if not isinstance(supplier, FileWatcherP):
             return vertex
         fields = {field.name: getattr(supplier, field.name) for field in attrs.fields(type(supplier)) if field.init}
-        return attrs.evolve(vertex, processorSupplier=kind(**{**fields, **options}))
+        return attrs.evolve(vertex, processorSupplier=kind(**fields))
 
     return plan(p).dag.withVertices(swap)
 
@@ -106,8 +106,7 @@ def test_a_file_deleted_right_after_it_appeared_is_skipped_and_the_job_goes_on(j
 
 
 def test_a_file_deleted_before_it_is_read_fails_the_job_naming_it_where_missing_files_are_not_ignored(jet, watched):
-    dag = withWatcher(watching(watched, "deleted-fails"), DeletingWatcherP, ignoreMissingFiles=False)
-    job = jet.newJob(dag)
+    job = jet.newJob(withWatcher(watching(watched, "deleted-fails", ignoreMissingFiles=False), DeletingWatcherP))
     dropFile(watched, "early12.txt", ["lost"])
     assert inputError(job) == (
         f"Sources.fileWatcher: '{watched / 'early12.txt'}' was deleted after it appeared in '{watched}' and "
@@ -142,7 +141,7 @@ def test_a_file_read_while_still_being_written_is_reported_once_naming_it(jet, w
 
 
 def test_a_line_longer_than_the_limit_fails_the_job_naming_the_file_and_its_size(jet, watched):
-    job = jet.newJob(withWatcher(watching(watched, "long-line"), maxLineBytes=1 << 20))
+    job = jet.newJob(watching(watched, "long-line", maxLineBytes=1 << 20))
     dropBytes(watched, "long.txt", b"short\n" + b"x" * (3 << 20) + b"\n")
     assert inputError(job) == (
         f"Sources.fileWatcher: '{watched / 'long.txt'}' line 2 is 3,145,728 bytes long, more than the "
