@@ -60,6 +60,11 @@ class StreamSourceP(StandardProcessorSupplier):
         to use instead), None where it can: a job with a processing guarantee refuses it."""
         return None
 
+    def lineOf(self, itemRepr: str) -> str | None:
+        """Return where the source read the line a failed stage shows as ``itemRepr`` in the last
+        micro-batch (None where it cannot tell)."""
+        return None
+
     @abc.abstractmethod
     def rowConverter(self) -> Callable[[list], list]:
         """Return the function turning a batch of ``(text, eventTime, sequence)`` rows into items."""

@@ -7,7 +7,7 @@ import os
 import attrs
 import pytest
 
-from sparkjet import InputError, Pipeline, Sinks, Sources, plan
+from sparkjet import InputError, Pipeline, Sinks, Sources, UserFunctionError, plan
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.processors.stream_sources import FileWatcherP
 from sparkjet.planner import JobStatus
@@ -148,3 +148,20 @@ def test_a_line_longer_than_the_limit_fails_the_job_naming_the_file_and_its_size
         "1,048,576 bytes a line may have (a line is one item, held whole in memory); if such lines are "
         "expected, raise the limit: Sources.fileWatcher(directory, maxLineBytes=3145728)"
     )
+
+
+def failsOnNoTime(line: str) -> int:
+    if line == "no time":
+        raise ValueError("no time here")
+    return int(line.split()[0])
+
+
+def test_a_timestamp_function_that_fails_names_the_file_and_line_its_item_came_from(jet, watched):
+    p = Pipeline.create()
+    p.readFrom(Sources.fileWatcher(str(watched))).withTimestamps(failsOnNoTime, 0).writeTo(Sinks.noop())
+    job = jet.newJob(p)
+    dropFile(watched, "a.txt", ["10 ant", "no time"])
+    eventually(lambda: job.getStatus() is JobStatus.FAILED)
+    with pytest.raises(UserFunctionError, match=rf"failed on item 'no time' \(line 2 of '{watched / 'a.txt'}'\): "
+                       r"ValueError: no time here"):
+        job.join()

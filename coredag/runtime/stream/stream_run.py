@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Protocol
 
-from sparkjet.coredag.errors import JobError
+from sparkjet.coredag.errors import JobError, StageName, UserFunctionError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics, MicroBatchMetrics, MicroBatchSummary, SnapshotMetrics
 from sparkjet.coredag.runtime.execution import JobControl, MicroBatch, executeDag
@@ -25,7 +25,7 @@ from sparkjet.coredag.runtime.stream.exported_snapshot import (
     exportSnapshot,
     seedCheckpoint,
 )
-from sparkjet.coredag.runtime.stream.stream_dag import needsHeartbeat, staticVertices, streamSources
+from sparkjet.coredag.runtime.stream.stream_dag import needsHeartbeat, staticVertices, streamSources, unpeeked
 from sparkjet.coredag.runtime.stream.suspension import Suspension
 from sparkjet.coredag.runtime.terminal_outputs import outputDirectories
 
@@ -84,6 +84,18 @@ def warnDroppedStates(jobName: str, states: dict, dag: DAG) -> None:
             "to keep its state",
             stacklevel=2,
         )
+
+
+def withItemOrigin(error: BaseException, sources: list) -> BaseException:
+    """Return ``error`` naming where its item came from, where a stream source can tell (a
+    watched directory: the file and line a timestamp function failed on)."""
+    if not isinstance(error, UserFunctionError):
+        return error
+    where = next((found for source in sources if (found := source.lineOf(error.itemRepr))), None)
+    if where is None:
+        return error
+    stage = StageName(error.stageName, error.definedAt)
+    return UserFunctionError(stage, f"{error.itemRepr} ({where})", error.__cause__, error.traceback, error.hint)
 
 
 class StreamRun:
@@ -270,7 +282,8 @@ class StreamRun:
             try:
                 self._runMicroBatch(rows, batchId)
             except BaseException as error:
-                self._failure = self._failure or error
+                sources = [unpeeked(vertex) for vertex in streamSources(self._dag)]
+                self._failure = self._failure or withItemOrigin(error, sources)
                 raise
 
     def _runMicroBatch(self, rows, batchId: int, final: bool = False) -> None:
