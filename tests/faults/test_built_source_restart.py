@@ -12,12 +12,11 @@ import os
 import random
 import signal
 import textwrap
-import time
 from collections import Counter
 
 import pytest
 
-from tests.faults.test_stream_restart import committed, start, visibleLines
+from tests.faults.test_stream_restart import killAfterCommits, start, visibleLines
 
 pytestmark = pytest.mark.spark
 
@@ -96,12 +95,7 @@ def killedOnce(tmp_path, trial: random.Random, point: str):
     script.write_text(SCRIPT)
     if point == "outside":
         first = start(script, output, checkpoint)
-        killAfter, deadline = trial.randint(1, 5), time.monotonic() + 300
-        while committed(checkpoint) < killAfter and first.poll() is None:
-            assert time.monotonic() < deadline, "the first run committed too few micro-batches in time"
-            time.sleep(0.05)
-        time.sleep(trial.uniform(0, 1.5))
-        os.killpg(first.pid, signal.SIGKILL)
+        killAfterCommits(first, checkpoint, trial.randint(1, 5), trial, seconds=300)
     else:
         first = start(script, output, checkpoint, killAt=f"{point}:{trial.randint(3, 30)}")
     first.wait(timeout=300)

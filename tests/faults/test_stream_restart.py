@@ -123,6 +123,16 @@ def committed(checkpoint) -> int:
     return len([name for name in os.listdir(commits) if name.isdigit()]) if commits.is_dir() else 0
 
 
+def killAfterCommits(run: subprocess.Popen, checkpoint, commits: int, trial: random.Random, seconds: float) -> None:
+    """SIGKILL ``run``'s process group a seeded moment after its checkpoint has ``commits`` micro-batches committed."""
+    deadline = time.monotonic() + seconds
+    while committed(checkpoint) < commits and run.poll() is None:
+        assert time.monotonic() < deadline, "the first run committed too few micro-batches in time"
+        time.sleep(0.05)
+    time.sleep(trial.uniform(0, 1.5))
+    os.killpg(run.pid, signal.SIGKILL)
+
+
 def start(script, output, checkpoint, master="local[2]", guarantee="EXACTLY_ONCE", killAt="none") -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, str(script), str(output), str(checkpoint), master, guarantee, killAt],
@@ -152,12 +162,7 @@ def killedOnce(tmp_path, trial: random.Random, point: str, masters=("local[2]", 
         return output
     if point == "outside":
         first = start(script, output, checkpoint, masters[0], guarantee)
-        killAfter, deadline = trial.randint(1, 6), time.monotonic() + 180
-        while committed(checkpoint) < killAfter and first.poll() is None:
-            assert time.monotonic() < deadline, "the first run committed too few micro-batches in time"
-            time.sleep(0.05)
-        time.sleep(trial.uniform(0, 1.5))
-        os.killpg(first.pid, signal.SIGKILL)
+        killAfterCommits(first, checkpoint, trial.randint(1, 6), trial, seconds=180)
     else:
         number = trial.randint(1, 12) if point == "mid-commit" else trial.randint(1, 6)
         first = start(script, output, checkpoint, masters[0], guarantee, f"{point}:{number}")
