@@ -44,8 +44,9 @@ class SlidingWindowPolicy:
         return _clamped(timestamp - (timestamp - self.frameOffset) % self.frameSize)
 
     def higherFrameTs(self, timestamp: int) -> int:
-        """Return the lowest frame boundary above ``timestamp``: the end of its frame."""
-        return _clamped(self.floorFrameTs(timestamp) + self.frameSize)
+        """Return the lowest frame boundary above ``timestamp``: the end of its frame (a frame
+        boundary even from ``LONG_MIN``, as Jet's ``floorFrameTs(timestamp + frameSize)``)."""
+        return self.floorFrameTs(timestamp + self.frameSize)
 
     def withOffset(self, offset: int) -> "SlidingWindowPolicy":
         """Return this policy with frames starting at ``offset``."""

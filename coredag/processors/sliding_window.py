@@ -50,8 +50,8 @@ class SnapshotKey:
 
 @attrs.frozen
 class SlidingWindowP:
-    """Makes sliding-window processors: input ``i`` is keyed by ``keyFns[i]`` and framed by
-    ``frameTimestampFns[i]`` (already a frame end, or an event time where ``eventTime``)."""
+    """Makes sliding-window processors: input ``i`` is keyed by ``keyFns[i]`` and falls into
+    the frame holding the time ``frameTimestampFns[i]`` gives."""
 
     keyFns: tuple[Callable, ...]
     frameTimestampFns: tuple[Callable, ...]
@@ -59,7 +59,6 @@ class SlidingWindowP:
     aggrOp: AggregateOperation
     stageName: str
     outputFn: OutputFn = KeyedWindowResult
-    eventTime: bool = True
     earlyResultsPeriod: int = 0
     clock: Callable[[], int] = monotonicMillis
     isLastStage: bool = True
@@ -78,8 +77,6 @@ class SlidingWindowP:
     def frameOf(self, ordinal: int, item: object) -> int:
         """Return the end of ``item``'s frame; an event time that is no int is refused."""
         timestampFn = self.frameTimestampFns[ordinal]
-        if not self.eventTime:
-            return timestampFn(item)
         return self.winPolicy.higherFrameTs(checkedTimestamp(timestampFn(item), timestampFn))
 
     def __call__(self) -> "SlidingWindowProcessor":
@@ -103,6 +100,7 @@ class SlidingWindowProcessor(WindowProcessor):
         self.topTs = LONG_MIN
         self._emptyAcc = self._op.createFn()
         self._minRestoredNextWinToEmit = LONG_MAX
+        self._badFrameRestored = False
 
     def _accumulate(self, ordinal: int, item: object) -> None:
         frameTs = self._supplier.frameOf(ordinal, item)
@@ -139,24 +137,50 @@ class SlidingWindowProcessor(WindowProcessor):
         )
 
     def restoreFromSnapshot(self, key: object, value: object) -> None:
-        """Take back one key's accumulator of a frame, the next window to emit (the lowest of
-        those restored) or when early results were last emitted."""
+        """Take back one key's accumulator of a frame (moved to this policy's frame that holds
+        it, merged with what is there when a changed slide puts several into one), the next
+        window to emit (the lowest of those restored) or when early results were last emitted."""
         if isinstance(key, BroadcastKey):
             if self.restoredEarlyResultsTime(key, value):
                 return
             self._minRestoredNextWinToEmit = lowestRestored(key, NEXT_WIN_TO_EMIT, value, self._minRestoredNextWinToEmit)
             return
-        frame = self._frame(key.timestamp)
+        frameTs = self._policy.higherFrameTs(key.timestamp - 1)
+        if frameTs != key.timestamp and not self._badFrameRestored:
+            self._badFrameRestored = True
+            self.context.logger.warning(
+                "Frames in the state of '%s' do not match its frame size: they were likely saved for another"
+                " window slide or offset. Its window results will probably be incorrect until all restored frames"
+                " are emitted.", self._stageName,
+            )
+        frame = self._frame(frameTs)
         if key.key in frame:
+            frame[key.key] = self._mergedRestored(key, frame[key.key], value)
+        else:
+            frame[key.key] = value
+        self.topTs = max(self.topTs, frameTs)
+
+    def _mergedRestored(self, key: SnapshotKey, acc: object, restored: object) -> object:
+        """Return two restored accumulators of one key and frame combined: several frames of
+        another slide that fall into one of this policy's."""
+        if not self._badFrameRestored:
             raise ProcessorContractError(f"Duplicate key in snapshot: {key!r}")
-        frame[key.key] = value
-        self.topTs = max(self.topTs, key.timestamp)
+        if self._op.combineFn is None:
+            raise ProcessorContractError(
+                f"'{self._stageName}' restores several frames into one and its AggregateOperation has no"
+                " combineFn to merge them"
+            )
+        return self._op.combineFn(acc, restored)
 
     def finishSnapshotRestore(self) -> bool:
-        """Set the next window to emit to the restored one, on a frame boundary."""
+        """Set the next window to emit to the restored one, on a frame boundary, and drop the
+        restored frames no window from it holds (a window made shorter since the snapshot)."""
         restored = self._minRestoredNextWinToEmit
         if self._supplier.isLastStage and restored != LONG_MAX:
             self.nextWinToEmit = self._policy.higherFrameTs(restored - 1) if restored > LONG_MIN else restored
+            oldest = self.nextWinToEmit - self._policy.windowSize
+            for frameTs in [frameTs for frameTs in self.tsToKeyToAcc if frameTs <= oldest]:
+                del self.tsToKeyToAcc[frameTs]
         return True
 
     def _flush(self) -> bool:
@@ -294,9 +318,10 @@ class SlidingWindowProcessor(WindowProcessor):
                 yield self._result(winEnd - self._policy.windowSize, winEnd, key, self._op.exportFn(acc), True)
 
 
-def frameResultTimestamp(result: KeyedWindowResult) -> int:
-    """Return the end of a partial frame result: its frame timestamp in the second stage."""
-    return result.end
+def frameResultLastMoment(result: KeyedWindowResult) -> int:
+    """Return the last moment a partial frame result covers: the second stage puts it in its
+    frame that holds it, Jet's ``higherFrameTs(end - 1)`` (the frame itself where the slides match)."""
+    return result.end - 1
 
 
 def frameResultKey(result: KeyedWindowResult) -> object:
@@ -317,7 +342,7 @@ def aggregateToSlidingWindowP(
     """Return the one-stage window aggregation of events timed by ``timestampFns``."""
     return SlidingWindowP(
         tuple(keyFns), tuple(timestampFns), winPolicy, aggrOp, stageName, outputFn,
-        eventTime=True, earlyResultsPeriod=earlyResultsPeriod, clock=clock,
+        earlyResultsPeriod=earlyResultsPeriod, clock=clock,
     )
 
 
@@ -328,7 +353,7 @@ def accumulateByFrameP(
     ``KeyedWindowResult(frameStart, frameEnd, key, acc)``."""
     return SlidingWindowP(
         tuple(keyFns), tuple(timestampFns), winPolicy.toTumblingByFrame(), aggrOp.withIdentityFinish(),
-        stageName, KeyedWindowResult, eventTime=True, isLastStage=False,
+        stageName, KeyedWindowResult, isLastStage=False,
     )
 
 
@@ -338,6 +363,6 @@ def combineToSlidingWindowP(
 ) -> SlidingWindowP:
     """Return the second stage: combines the first stage's frame results into windows."""
     return SlidingWindowP(
-        (frameResultKey,), (frameResultTimestamp,), winPolicy, aggrOp.withCombiningAccumulateFn(frameResultAccumulator),
-        stageName, outputFn, eventTime=False,
+        (frameResultKey,), (frameResultLastMoment,), winPolicy, aggrOp.withCombiningAccumulateFn(frameResultAccumulator),
+        stageName, outputFn,
     )
