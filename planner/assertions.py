@@ -11,16 +11,23 @@ from sparkjet.coredag.runtime.terminal_outputs import terminalOutputOf
 
 
 class AssertionRun:
-    """One check over the items collected so far; its timeout counts from the job's start."""
+    """One check over the items collected so far; its timeout counts from when its sink started."""
 
     def __init__(self, check: AssertionCheck, clock: Callable[[], float] = time.monotonic) -> None:
         self.check, self._clock = check, clock
         self.collected: list = []
         self.lastError: AssertionError | None = None
-        self._started = clock()
+        self._started: float | None = None
+
+    def start(self) -> None:
+        """Note that the sink has started, unless it already had: an eventual check's timeout
+        counts from then, as Jet's starts when its sink processor is created."""
+        if self._started is None:
+            self._started = self._clock()
 
     def receive(self, items: list) -> None:
         """Collect ``items``; an eventual check runs after each and ends the job once it passes."""
+        self.start()
         if self.check.timeoutSeconds is None:
             self.collected.extend(items)
             return
@@ -36,7 +43,7 @@ class AssertionRun:
     def checkTimeout(self) -> None:
         """Fail an eventual check whose timeout passed, with its last error."""
         timeout = self.check.timeoutSeconds
-        if timeout is not None and self._clock() - self._started > timeout:
+        if timeout is not None and self._started is not None and self._clock() - self._started > timeout:
             raise AssertionError(
                 f"{self.check.name}: the assertion did not pass within {timeout} s: {self.lastError}"
             ) from self.lastError
@@ -47,7 +54,9 @@ class AssertionRun:
 
 
 class JobAssertions:
-    """The assertion sinks of one job."""
+    """The assertion sinks of one job. They start when the job's run first asks for their
+    timeouts (its stream is running) or gives them items, not when the job is submitted: starting
+    Spark and the query does not count against a timeout."""
 
     def __init__(self, dag: DAG, clock: Callable[[], float] = time.monotonic) -> None:
         outputs = (terminalOutputOf(vertex.processorSupplier) for vertex in dag)
@@ -68,6 +77,7 @@ class JobAssertions:
     def checkTimeouts(self) -> None:
         """Fail the job if an eventual check's timeout passed."""
         for run in self._runs.values():
+            run.start()
             run.checkTimeout()
 
     def complete(self) -> None:

@@ -39,6 +39,14 @@ MASTER_VARIABLE = "SPARKJET_MASTER"
 WAIT_SLICE_SECONDS = 0.25
 """How long ``join()`` waits at a time: Ctrl-C is seen within it."""
 
+JET_LIFECYCLE_CALLS = {
+    "suspend": "Cannot SUSPEND_GRACEFUL",
+    "restart": "Cannot RESTART_GRACEFUL",
+    "resume": "cannot resume() it",
+}
+"""How a lifecycle call in the wrong status begins its error: as Jet's IllegalStateException,
+which names the termination mode it asked for (resume asks for none)."""
+
 
 @attrs.frozen
 class _JobWatch:
@@ -168,7 +176,9 @@ class Job:
 
     def suspend(self) -> None:
         """Stop the running stream job after the states of its last micro-batch are saved,
-        keeping its checkpoint; ``resume()`` goes on from there (Jet's ``Job.suspend()``)."""
+        keeping its checkpoint; ``resume()`` goes on from there (Jet's ``Job.suspend()``). A job
+        without a processing guarantee keeps nothing: resumed, it starts again from the start of
+        its sources, empty, as Jet's does."""
         self._suspensionIn("suspend", JobStatus.RUNNING).suspend()
 
     def resume(self) -> None:
@@ -207,7 +217,8 @@ class Job:
 
     def _suspensionIn(self, method: str, required: JobStatus) -> Suspension:
         """Return the job's suspension, to ask ``method`` of it; a job not in status ``required``
-        is a JobError naming its status, as Jet's IllegalStateException does."""
+        is a JobError with Jet's IllegalStateException text (``Cannot SUSPEND_GRACEFUL, job
+        status is SUSPENDED``) and the fix."""
         suspension = self._suspensionOf(method)
         status = self.getStatus()
         if status is not required:
@@ -215,15 +226,14 @@ class Job:
                 JobStatus.SUSPENDED: "resume() it first",
                 JobStatus.RUNNING: "it is not suspended",
             }.get(status, "the job has ended (a cancelled job has FAILED, as in Jet)")
-            raise JobError(f"Job '{self.name}': cannot {method}() it, job status is {status.name}: {fix}")
+            raise JobError(f"Job '{self.name}': {JET_LIFECYCLE_CALLS[method]}, job status is {status.name}: {fix}")
         return suspension
 
     def _suspensionOf(self, method: str) -> Suspension:
         if self._suspension is None:
             raise JobError(
-                f"Job '{self.name}': {method}() needs a stream job with a processing guarantee, whose "
-                "snapshot it goes on from: submit it with JobConfig().setProcessingGuarantee("
-                "ProcessingGuarantee.EXACTLY_ONCE) (a batch job, or one without a guarantee, would start over)"
+                f"Job '{self.name}': {method}() is for stream jobs: a batch job runs to its end in one go "
+                "(cancel() stops it)"
             )
         return self._suspension
 
@@ -350,8 +360,7 @@ class Jet:
                     spark, attrs.evolve(start, dag=dag), planned.physical, jobName, control, self._publishLists, assertions
                 )
                 running = self._executor.submit(self._finally, stream.run, jobName, control)
-                suspension = stream.suspension if start.checkpoint is not None else None
-                return Job(jobName, planned, running, control, stream.metrics, suspension, stream)
+                return Job(jobName, planned, running, control, stream.metrics, stream.suspension, stream)
             batch = functools.partial(self._runBatch, spark, dag, planned.physical, jobName, control, assertions)
             return Job(jobName, planned, self._executor.submit(self._finally, batch, jobName, control), control)
         except BaseException:
