@@ -1,9 +1,15 @@
-"""Shared fixtures: one SparkSession for the whole test session, and the bundled corpus."""
+"""Shared fixtures: one SparkSession for the whole test session, and the bundled corpus; and the
+waits of the tests, which fail only once nothing has moved for a long while, never after a fixed
+time that a loaded machine can exceed."""
 
 import os
 import pathlib
 import re
+import signal
+import subprocess
 import sys
+import threading
+import time
 from collections import Counter
 
 import pytest
@@ -20,6 +26,106 @@ APP_NAME = "sparkjet-tests"
 # The sessions of the tests (the shared one, and those their scripts start) go without Spark's web
 # UI: quicker to start, and no port taken; tests/planner/test_spark_ui.py turns it on in its own.
 os.environ.setdefault("SPARKJET_UI", "0")
+
+
+QUIET_SECONDS = float(os.environ.get("SPARKJET_TEST_QUIET_SECONDS", "300"))
+"""How long a wait goes on while nothing moves (no Spark task ends, no micro-batch, no line
+printed, no file written) before the test fails: a stall, not a slow machine."""
+
+MOVES = 3000
+"""How many times the progress a wait watches may move without its condition holding: a bound
+in work done (a heartbeat's micro-batches go on forever), never in time."""
+
+
+def sparkProgress():
+    """Return the progress of this process's Spark work (None while no SparkContext runs): the
+    Spark jobs running and the tasks their stages have finished, which change whenever a task
+    ends or a job starts, a stream's micro-batches included."""
+    from pyspark import SparkContext
+
+    context = SparkContext._active_spark_context
+    if context is None:
+        return None
+    tracker = context.statusTracker()
+    stages = [tracker.getStageInfo(stage) for stage in tracker.getActiveStageIds()]
+    finished = sorted((stage.stageId, stage.numCompletedTasks) for stage in stages if stage is not None)
+    return tuple(sorted(tracker.getActiveJobsIds())), tuple(finished)
+
+
+def eventually(condition, progress=sparkProgress, quiet: float = QUIET_SECONDS, moves: int = MOVES) -> None:
+    """Wait until ``condition()`` holds; fail once ``progress()`` (this process's Spark work
+    unless said) has stayed the same for ``quiet`` seconds, or has changed ``moves`` times
+    without the condition holding."""
+    seen, still, moved = progress(), time.monotonic(), 0
+    while not condition():
+        now = progress()
+        if now != seen:
+            seen, still, moved = now, time.monotonic(), moved + 1
+        assert moved < moves, f"the condition did not hold while the progress moved {moves} times (to {seen!r})"
+        assert time.monotonic() - still < quiet, f"the condition did not hold and nothing moved for {quiet:.0f} s ({seen!r})"
+        time.sleep(0.05)
+
+
+def treeProgress(directory: pathlib.Path):
+    """Return the progress of a process writing under ``directory``: each file's path and size."""
+
+    def progress():
+        found = set()
+        for parent, _, names in os.walk(directory):
+            for name in names:
+                try:
+                    found.add((os.path.join(parent, name), os.path.getsize(os.path.join(parent, name))))
+                except OSError:
+                    continue  # removed meanwhile
+        return frozenset(found)
+
+    return progress
+
+
+def finished(process: subprocess.Popen, progress=lambda: None, quiet: float = QUIET_SECONDS) -> subprocess.CompletedProcess:
+    """Wait until ``process`` ends and return what it printed; once neither its output nor
+    ``progress()`` has moved for ``quiet`` seconds, kill it (its process group, if it leads
+    one) and fail with what it printed."""
+    printed = {"stdout": [], "stderr": []}
+    readers = [
+        threading.Thread(target=lambda lines=printed[name], stream=stream: lines.extend(iter(stream.readline, "")), daemon=True)
+        for name, stream in (("stdout", process.stdout), ("stderr", process.stderr))
+        if stream is not None
+    ]
+    for reader in readers:
+        reader.start()
+    seen, still = None, time.monotonic()
+    while process.poll() is None:
+        now = (len(printed["stdout"]), len(printed["stderr"]), progress())
+        if now != seen:
+            seen, still = now, time.monotonic()
+        if time.monotonic() - still > quiet:
+            stop(process)
+            text = "".join(printed["stdout"] + printed["stderr"])[-3000:]
+            raise AssertionError(f"{process.args!r} printed and wrote nothing for {quiet:.0f} s; killed. It printed:\n{text}")
+        time.sleep(0.05)
+    for reader in readers:
+        reader.join()
+    return subprocess.CompletedProcess(process.args, process.returncode, "".join(printed["stdout"]), "".join(printed["stderr"]))
+
+
+def stop(process: subprocess.Popen) -> None:
+    """Kill ``process``, with its process group if it leads one, and reap it."""
+    try:
+        if os.getpgid(process.pid) == process.pid:
+            os.killpg(process.pid, signal.SIGKILL)
+        else:
+            process.kill()
+    except ProcessLookupError:
+        pass  # it ended meanwhile
+    process.wait()
+
+
+def run(args: list[str], progress=lambda: None, quiet: float = QUIET_SECONDS, **popen) -> subprocess.CompletedProcess:
+    """``subprocess.run(args, capture_output=True, text=True)`` that fails only once the process
+    has printed and ``progress()`` has moved nothing for ``quiet`` seconds (see ``finished``)."""
+    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, **popen)
+    return finished(process, progress, quiet)
 
 
 def here() -> int:

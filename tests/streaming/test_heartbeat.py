@@ -2,13 +2,12 @@
 watermarks move with time alone (ingestion time, an idle source) gets a heartbeat, and its
 windows close within about a trigger interval of the watermark passing them."""
 
-import time
-
 import pytest
 
 from sparkjet import AggregateOperations, Pipeline, Sinks, Sources, WindowDefinition, wholeItem
 from sparkjet.coredag.runtime.stream.stream_dag import needsHeartbeat
-from tests.streaming.test_stream_jobs import dropFile, eventually
+from tests.conftest import eventually
+from tests.streaming.test_stream_jobs import dropFile
 
 pytestmark = pytest.mark.spark
 
@@ -33,8 +32,9 @@ def test_ingestion_time_windows_close_without_more_input(jet, tmp_path):
     assert needsHeartbeat(job.plan.dag, job.plan.physical), "the watermark follows the wall clock"
     try:
         dropFile(watched, "a.txt", ["x", "y", "x"])
-        eventually(lambda: jet.getList("ingested"), seconds=30)
-        time.sleep(1.5)  # any later window would have closed by now
+        eventually(lambda: jet.getList("ingested"))
+        closing = job.metrics().microBatchCount + 2
+        eventually(lambda: job.metrics().microBatchCount >= closing)  # any later window would have closed by now
         assert sorted((r.key, r.result) for r in jet.getList("ingested")) == [("x", 2), ("y", 1)]
         assert len({r.start for r in jet.getList("ingested")}) == 1
         assert len(job.metrics().microBatches) > 2, "the heartbeat ran micro-batches without input"
@@ -60,7 +60,7 @@ def test_an_idle_source_lets_a_merged_stream_close_its_windows(jet, tmp_path):
     assert needsHeartbeat(job.plan.dag, job.plan.physical), "two sources insert watermarks and may turn idle"
     try:
         dropFile(busy, "a.txt", ["10 ant", "20 bee", "30 ant", "500 cat"])
-        eventually(lambda: jet.getList("merged-idle"), seconds=30)
+        eventually(lambda: jet.getList("merged-idle"))
         assert job.metrics().vertex("sliding-window").watermark == 500
         assert sorted((r.start, r.key, r.result) for r in jet.getList("merged-idle")) == [(0, "ant", 2), (0, "bee", 1)]
     finally:
@@ -79,9 +79,9 @@ def test_early_results_come_across_micro_batches_while_a_window_is_open(jet, tmp
     job = jet.newJob(p)
     try:
         dropFile(watched, "a.txt", ["10 ant", "20 bee", "30 ant"])
-        eventually(lambda: {(r.key, r.result) for r in jet.getList("early")} >= {("ant", 2), ("bee", 1)}, seconds=30)
+        eventually(lambda: {(r.key, r.result) for r in jet.getList("early")} >= {("ant", 2), ("bee", 1)})
         assert all(r.isEarly and (r.start, r.end) == (0, 1_000_000) for r in jet.getList("early"))
         dropFile(watched, "b.txt", ["40 ant"])
-        eventually(lambda: ("ant", 3) in {(r.key, r.result) for r in jet.getList("early")}, seconds=30)
+        eventually(lambda: ("ant", 3) in {(r.key, r.result) for r in jet.getList("early")})
     finally:
         job.cancel()
