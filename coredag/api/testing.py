@@ -7,11 +7,15 @@ call, and compares what it emitted with the expected output. As Jet's ``TestSupp
 also saves the processor's state (``saveToSnapshot``) after every item, watermark and step of
 ``complete()``, and goes on with a new processor that restores it (after every snapshot, every
 second one, or never), unless ``disableSnapshots()`` says the processor keeps no state.
+``disableCompleteCall()`` leaves ``complete()`` out (a stream processor's flush), and each run
+logs its inputs and outputs on the ``sparkjet.testSupport`` logger at INFO unless
+``disableLogging()``, as Jet's prints them.
 """
 
 import difflib
 import functools
 import itertools
+import logging
 import operator
 import pickle
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -32,6 +36,8 @@ from sparkjet.coredag.model.watermark import Watermark
 
 OutputChecker = Callable[[list, list], bool]
 _FILLER = object()
+LOGGER = logging.getLogger("sparkjet.testSupport")
+"""Where a processor test logs what it feeds the processor and what the processor emits."""
 
 
 @attrs.frozen
@@ -96,6 +102,8 @@ class TestSupport:
     checker: OutputChecker = operator.eq
     processorContext: ProcessorContext = ProcessorContext("testVertex", 0, 1)
     doSnapshots: bool = True
+    callComplete: bool = True
+    logInputOutput: bool = True
 
     def input(self, items: Iterable) -> "TestSupport":
         """Return the test with ``items`` as the input of ordinal 0."""
@@ -135,6 +143,15 @@ class TestSupport:
         across a snapshot (a batch processor, say), as Jet's ``disableSnapshots()``."""
         return attrs.evolve(self, doSnapshots=False)
 
+    def disableCompleteCall(self) -> "TestSupport":
+        """Return the test without calling ``complete()``: for a stream processor, whose flush
+        in ``complete()`` must not run, as Jet's ``disableCompleteCall()``."""
+        return attrs.evolve(self, callComplete=False)
+
+    def disableLogging(self) -> "TestSupport":
+        """Return the test without logging its inputs and outputs, as Jet's ``disableLogging()``."""
+        return attrs.evolve(self, logInputOutput=False)
+
     def verify(self) -> None:
         """Run a fresh processor in every mode; raise AssertionError at the first failure."""
         first = self.supplier()
@@ -162,7 +179,7 @@ class TestSupport:
                 )
 
     def _outputs(self, mode: _Mode, processor: Processor) -> list[list]:
-        run = _Run(mode, processor, len(self.expectedOutputs), self.supplier)
+        run = _Run(mode, processor, len(self.expectedOutputs), self.supplier, self.callComplete, self.logInputOutput)
         order = sorted(range(len(self.inputLists)), key=self.priorities.__getitem__)
         try:
             return run.outputs(self.processorContext, [(o, self.inputLists[o]) for o in order])
@@ -204,8 +221,12 @@ class _CheckedOutbox(Outbox):
 class _Run:
     """One run of a processor in one mode: drives it, asserts progress, collects its output."""
 
-    def __init__(self, mode: _Mode, processor: Processor, bucketCount: int, supplier: Callable[[], Processor]) -> None:
+    def __init__(
+        self, mode: _Mode, processor: Processor, bucketCount: int, supplier: Callable[[], Processor],
+        callComplete: bool, logs: bool,
+    ) -> None:
         self._mode, self._processor, self._supplier = mode, processor, supplier
+        self._callComplete, self._logs = callComplete, logs and LOGGER.isEnabledFor(logging.INFO)
         self._outbox = _CheckedOutbox(bucketCount, mode.outboxCapacity, mode.prefix)
         self._outputs: list[list] = [[] for _ in range(bucketCount)]
         self._filledLast = False
@@ -215,13 +236,16 @@ class _Run:
     def outputs(self, context: ProcessorContext, inputs: list[tuple[int, tuple]]) -> list[list]:
         """Run the processor over ``(ordinal, items)`` in order; return its output per ordinal."""
         self._context = context
+        self._log("running the test")
         try:
             self._processor.init(self._outbox, context)
             self._snapshotAndRestore()
             for ordinal, items in inputs:
                 self._consume(ordinal, items)
                 self._repeat(f"completeEdge({ordinal})", lambda: self._processor.completeEdge(ordinal))
-            self._complete()
+            if self._callComplete:
+                self._log("input processed, calling complete()")
+                self._complete()
         finally:
             self._processor.close()
         return self._outputs
@@ -280,6 +304,7 @@ class _Run:
 
     def _consumeItems(self, ordinal: int, source: Iterator) -> None:
         while not (inbox := Inbox(itertools.islice(source, self._mode.inboxLimit))).isEmpty():
+            self._log("Input-%d: %s", ordinal, list(inbox))
             self._repeat("tryProcess()", lambda: callIdleHook(self._processor), fillable=False)
             while not inbox.isEmpty():
                 self._process(ordinal, inbox)
@@ -332,8 +357,15 @@ class _Run:
         """Move the emitted items to the output lists; return whether there were any."""
         before = sum(map(len, self._outputs))
         for ordinal, output in enumerate(self._outputs):
-            output.extend(i for i in self._outbox.drainBucket(ordinal) if i is not _FILLER)
+            emitted = [i for i in self._outbox.drainBucket(ordinal) if i is not _FILLER]
+            if emitted:
+                self._log("Output-%d: %s", ordinal, emitted)
+            output.extend(emitted)
         return sum(map(len, self._outputs)) > before
+
+    def _log(self, message: str, *args) -> None:
+        if self._logs:
+            LOGGER.info("%s: " + message, self._mode.prefix, *args)
 
     def _fail(self, message: str) -> None:
         raise AssertionError(f"{self._mode.prefix}: {message}")
