@@ -1,6 +1,7 @@
 """The nodes of a pipeline graph: one frozen value per kind of stage."""
 
 import enum
+import operator
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -194,6 +195,13 @@ class JoinClause:
     def onKeys(cls, leftKeyFn: Callable, rightKeyFn: Callable) -> "JoinClause":
         """Match primary items and other items whose keys are equal."""
         return cls(leftKeyFn, rightKeyFn)
+
+    @classmethod
+    def joinMapEntries(cls, leftKeyFn: Callable) -> "JoinClause":
+        """Match primary items with ``(key, value)`` entries (a keyed aggregation's results, a
+        dict's items) whose key is ``leftKeyFn(primary)``; the matched item is the entry's
+        value, as Jet's ``joinMapEntries`` does with a map's entries."""
+        return cls(leftKeyFn, operator.itemgetter(0), operator.itemgetter(1))
 
     def projecting(self, rightProjectFn: Callable) -> "JoinClause":
         """Return this clause with the matched item mapped by ``rightProjectFn``."""
