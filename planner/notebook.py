@@ -21,7 +21,7 @@ from sparkjet.coredag.model.metrics import JobMetrics, counted
 from sparkjet.pipeline.pipeline import Pipeline
 from sparkjet.planner.jet import JobStatus
 from sparkjet.planner.planning import Plan, plan
-from sparkjet.planner.render import planSvg
+from sparkjet.planner.render import notebookSvg
 
 NO_DOT = "graphviz's 'dot' program is not installed, so the plan is not drawn (apt-get install graphviz, brew install graphviz)"
 
@@ -43,7 +43,7 @@ def planBundle(planned: Plan, metrics: JobMetrics | None = None) -> dict[str, st
     """Return the notebook's display of ``planned``: its picture, with ``metrics`` if given, as
     SVG; without graphviz's ``dot``, or for a plan without vertices, text saying why not."""
     try:
-        return {"image/svg+xml": planSvg(planned, metrics), "text/plain": repr(planned)}
+        return {"image/svg+xml": notebookSvg(planned, metrics), "text/plain": repr(planned)}
     except graphviz.ExecutableNotFound:
         return {"text/plain": f"{planned!r}: {NO_DOT}"}
     except SparkjetError as error:
@@ -110,7 +110,7 @@ def failureOf(job) -> str:
 def svgElement(planned: Plan, metrics: JobMetrics | None) -> str:
     """Return the plan's picture as an ``<svg>`` element to put in HTML, or a note without ``dot``."""
     try:
-        svg = planSvg(planned, metrics)
+        svg = notebookSvg(planned, metrics)
     except graphviz.ExecutableNotFound:
         return f"<p>{html.escape(NO_DOT)}</p>"
     return svg[svg.index("<svg"):]

@@ -23,6 +23,7 @@ from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.dot import (
     dagToGraphviz,
     edgeDrawing,
+    edgeLabel,
     edgeLines,
     labelText,
     shortened,
@@ -95,12 +96,14 @@ def planToGraphviz(work: Plan | Pipeline | DAG, metrics: JobMetrics | None = Non
     return planPicture(planOf(work), metrics)
 
 
-def planPicture(planned: Plan, metrics: JobMetrics | None = None, rankdir: str = "LR") -> graphviz.Digraph:
+def planPicture(
+    planned: Plan, metrics: JobMetrics | None = None, rankdir: str = "LR", legend: bool = True
+) -> graphviz.Digraph:
     """Return the picture of a plan, left to right (or as graphviz's ``rankdir`` says): each
     stage of the pipeline just above (before) the Core DAG vertices running it, a short dashed
     link from the stage to each of them, each stage of several vertices in a cluster,
-    ``metrics``' figures if given, and a legend. A DAG that was not planned from a pipeline is
-    drawn alone, with the legend.
+    ``metrics``' figures if given, and a ``legend`` unless told not to. A DAG that was not
+    planned from a pipeline is drawn alone.
 
     Drawing stage and vertex side by side, rather than the whole pipeline above the whole DAG,
     keeps each link short where a pipeline branches: no link crosses another branch."""
@@ -112,7 +115,8 @@ def planPicture(planned: Plan, metrics: JobMetrics | None = None, rankdir: str =
         node_attr={"fontname": FONT, "fontsize": "11"},
         edge_attr={"fontname": FONT, "fontsize": "10"},
     )
-    picture.subgraph(legendToGraphviz(withStages, metrics, rankdir))
+    if legend:
+        picture.subgraph(legendToGraphviz(withStages, metrics, rankdir))
     if withStages:
         picture.subgraph(pipelineToGraphviz(planned.pipelineGraph()))
     groups = {stage: names for stage, names in stageVertices.items() if len(names) > 1} if withStages else None
@@ -178,21 +182,24 @@ def legendTitle(withStages: bool) -> str:
     return labelText(["Legend", *shapes])
 
 
-def legendToGraphviz(withStages: bool, metrics: JobMetrics | None, rankdir: str = "LR") -> graphviz.Digraph:
-    """Return the legend, a cluster of rows of sample edges, one per way of drawing an edge,
-    labelled with what stages and vertices look like when there are stages."""
+def legendToGraphviz(
+    withStages: bool, metrics: JobMetrics | None, rankdir: str = "LR", columns: int | None = None
+) -> graphviz.Digraph:
+    """Return the legend, a cluster of rows of sample edges (``columns`` a row, by default as
+    LEGEND_COLUMNS says for ``rankdir``), one per way of drawing an edge, labelled with what stages
+    and vertices look like when there are stages."""
     legend = graphviz.Digraph(
         "cluster_legend",
         graph_attr={"label": legendTitle(withStages), "id": "legend", "class": "legend", "color": "gray50"},
         node_attr={"shape": "point", "style": "invis", "class": "legend"},
     )
-    rows = legendRows(withStages, metrics, LEGEND_COLUMNS[rankdir])
+    rows = legendRows(withStages, metrics, columns or LEGEND_COLUMNS[rankdir])
     samples = [(row, column, sample) for row, entries in enumerate(rows) for column, sample in enumerate(entries)]
     for number, (row, column, (caption, drawing)) in enumerate(samples):
         legend.edge(
             f"legend-{row}-{column}",
             f"legend-{row}-{column + 1}",
-            labelText(caption.split("\n")),
+            edgeLabel(caption.split("\n"), drawing.get("penwidth", "1")),
             **drawing,
             **{"id": f"legend-{number}", "class": "legend"},
         )
@@ -214,8 +221,63 @@ def stackRows(legend: graphviz.Digraph, lengths: list[int]) -> None:
 
 def svgWidth(svg: str) -> float:
     """Return the width in CSS pixels at 100% of an SVG graphviz drew."""
-    points = re.search(r'<svg width="([\d.]+)pt"', svg)
-    return float(points.group(1)) * PIXELS_PER_POINT
+    return svgPoints(svg)[0] * PIXELS_PER_POINT
+
+
+def svgPoints(svg: str) -> tuple[float, float]:
+    """Return the width and height in points of an SVG graphviz drew."""
+    size = re.search(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"', svg)
+    return float(size.group(1)), float(size.group(2))
+
+
+def legendPicture(withStages: bool, metrics: JobMetrics | None, columns: int) -> graphviz.Digraph:
+    """Return the legend drawn alone, rows of ``columns`` samples each, left to right."""
+    picture = graphviz.Digraph(
+        "Legend",
+        graph_attr={"rankdir": "LR", "fontname": FONT, "nodesep": "0.1", "ranksep": "0.1"},
+        edge_attr={"fontname": FONT, "fontsize": "10"},
+    )
+    picture.subgraph(legendToGraphviz(withStages, metrics, "LR", columns))
+    return picture
+
+
+def stackedSvg(top: str, bottom: str, width: float) -> str:
+    """Return one SVG of two graphviz drew, ``top`` above ``bottom``, scaled down to at most
+    ``width`` CSS pixels when wider; the bottom one's root group is renamed ``legend-graph``."""
+    parts = [top[top.index("<svg"):], bottom[bottom.index("<svg"):].replace('id="graph0"', 'id="legend-graph"', 1)]
+    sizes = [svgPoints(part) for part in parts]
+    points = (max(w for w, _ in sizes), sum(h for _, h in sizes))
+    scale = min(1.0, width / PIXELS_PER_POINT / points[0])
+    nested = [
+        re.sub(r'^<svg width="([\d.]+)pt" height="([\d.]+)pt"', rf'<svg x="0" y="{y}" width="\1" height="\2"', part)
+        for part, y in zip(parts, (0, sizes[0][1]))
+    ]
+    return "".join([
+        f'<svg width="{points[0] * scale:.2f}pt" height="{points[1] * scale:.2f}pt" viewBox="0 0 {points[0]:.2f} {points[1]:.2f}"',
+        ' xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">\n',
+        *nested,
+        "</svg>\n",
+    ])
+
+
+NOTEBOOK_WIDTH = 900
+"""The width in CSS pixels of a notebook's output, which its pictures fit."""
+
+
+def notebookSvg(planned: Plan, metrics: JobMetrics | None = None, width: float = NOTEBOOK_WIDTH) -> str:
+    """Return the SVG text of the plan's picture for a notebook, no wider than ``width``: left to
+    right if that fits, else top to bottom if that does, else the narrower scaled down; its legend
+    drawn apart below it, in as many columns as fit (up to 7), so that it is a few rows high.
+    Raises graphviz.ExecutableNotFound without graphviz's ``dot``."""
+    pictures = [planPicture(planned, metrics, rankdir, legend=False) for rankdir in ("LR", "TB")]
+    svgs = [picture.pipe(format="svg", encoding="utf-8") for picture in pictures]
+    fitting = [svg for svg in svgs if svgWidth(svg) <= width]
+    drawn = fitting[0] if fitting else min(svgs, key=svgWidth)
+    for columns in (7, 6, 5, 4, 3, 2):
+        legend = legendPicture(planned.hasStages(), metrics, columns).pipe(format="svg", encoding="utf-8")
+        if svgWidth(legend) <= width:
+            break
+    return stackedSvg(drawn, legend, width)
 
 
 def viewingNote(width: float) -> list[str]:

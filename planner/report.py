@@ -46,7 +46,12 @@ ZOOM_SCRIPT = """
   const smallest = Math.min(...sizes) * unit;
   const least = Math.min(1, MIN_TEXT_PIXELS / smallest);
   const state = { zoom: 1, fit: false };
-  const shown = () => state.fit ? Math.max(least, box.clientWidth / natural.width) : state.zoom;
+  const room = () => {
+    const style = getComputedStyle(box);
+    const height = parseFloat(style.maxHeight) - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom);
+    return Math.min(box.clientWidth / natural.width, height / natural.height);
+  };
+  const shown = () => state.fit ? room() : state.zoom;
   const apply = () => {
     const zoom = shown();
     svg.setAttribute("width", `${natural.width * zoom}px`);
@@ -78,16 +83,16 @@ ZOOM_SCRIPT = """
 })();
 """.replace("MIN_TEXT_PIXELS", str(MIN_TEXT_PIXELS))
 """Run by the page: zooms the plan by its buttons (``-``, ``100%``, ``+``), never below the zoom
-at which its smallest text is MIN_TEXT_PIXELS; ``Fit to width`` toggles fitting it to the
-window, as far as that zoom; a drag pans it. The browser's own zoom scales it too."""
+at which its smallest text is MIN_TEXT_PIXELS; ``Fit`` toggles showing the whole plan in its box,
+as large as both its width and its height allow, however small that makes its text (and again
+when the window is resized); a drag pans it. The browser's own zoom scales it too."""
 
 ZOOM_BAR = (
     '<div id="zoom" role="toolbar" aria-label="Zoom the plan">'
     '<button id="zoom-out" title="Zoom out">-</button>'
     '<button id="zoom-reset" title="Actual size">100%</button>'
     '<button id="zoom-in" title="Zoom in">+</button> '
-    '<button id="zoom-fit" aria-pressed="false" title="Fit the plan to the window, text kept readable">'
-    "Fit to width</button> "
+    '<button id="zoom-fit" aria-pressed="false" title="Show the whole plan in its box">Fit</button> '
     '<span id="zoom-level">100%</span> '
     '<span class="hint">Drag the plan to pan it; point at a stage, vertex or edge for its full name and figures.</span>'
     "</div>"

@@ -1,5 +1,6 @@
 """Drawing a Core DAG: Jet's DOT text and a graphviz picture, annotated with a job's figures."""
 
+import html
 import os
 from collections.abc import Callable, Iterable, Mapping
 
@@ -135,6 +136,20 @@ def shortened(name: str, limit: int = NAME_LIMIT) -> str:
 def labelText(lines: Iterable[str]) -> str:
     """Return ``lines`` as one graphviz label: backslashes, ``&`` and ``<...>`` taken literally."""
     return graphviz.escape("\n".join(lines).replace("&", "&amp;"))
+
+
+EDGE_LABEL_PADDING = 4
+"""The points of blank kept around an edge's label, besides its line's width, so that the line,
+which graphviz routes along the label's box, and its arrowhead do not touch the text."""
+
+
+def edgeLabel(lines: Iterable[str], penwidth: str = "1") -> str:
+    """Return ``lines`` as the label of an edge drawn ``penwidth`` wide, with EDGE_LABEL_PADDING
+    and that width of blank around it (an HTML-like label: one cell, its lines centred), taken
+    literally."""
+    text = "<br/>".join(html.escape(line, quote=False) for line in lines)
+    padding = round(EDGE_LABEL_PADDING + float(penwidth))
+    return f'<<table border="0" cellborder="0" cellspacing="0" cellpadding="{padding}"><tr><td>{text}</td></tr></table>>'
 
 
 def tooltipText(lines: Iterable[str]) -> str:
@@ -304,12 +319,13 @@ def addEdges(
     for number, (edge, edgeFigures) in enumerate(zip(dag.edges(), figures)):
         exchange = (exchanges or {}).get((edge.sourceName, edge.sourceOrdinal))
         caption = edgeLines(edge, edgeFigures, exchange)
+        penwidth = edgeWidth(edgeFigures.items, mostItems) if edgeFigures else "1"
         graph.edge(
             ids[edge.sourceName],
             ids[edge.destName],
-            labelText(caption),
+            edgeLabel(caption, penwidth),
             tooltip=tooltipText([f"{edge.sourceName} -> {edge.destName}", *caption]),
-            penwidth=edgeWidth(edgeFigures.items, mostItems) if edgeFigures else "1",
+            penwidth=penwidth,
             **edgeDrawing(edge, exchange),
             **{"id": f"edge-{number}", "class": "dag-edge"},
         )

@@ -1,11 +1,17 @@
 """What a notebook shows of a pipeline, a plan and a job's figures, without a kernel or Spark."""
 
 import html
+import xml.etree.ElementTree as ET
+
+import pytest
 
 from sparkjet.coredag.model.metrics import EdgeMetrics, JobMetrics, MicroBatchMetrics, StageMetrics, VertexMetrics
-from sparkjet.pipeline import Pipeline, Sinks, Sources
+from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
 from sparkjet.planner import plan
-from sparkjet.planner.notebook import pipelineBundle
+from sparkjet.planner.notebook import pipelineBundle, planBundle
+from sparkjet.planner.render import NOTEBOOK_WIDTH, PIXELS_PER_POINT
+from tests.planner.test_render import SVG, bigPipeline, needsDot
+from tests.planner.test_report import madeUpMetrics
 
 
 def wordLengths() -> tuple[Pipeline, object]:
@@ -55,3 +61,37 @@ def test_figures_show_as_a_table_of_vertices_and_their_stages_and_one_of_edges()
     assert "<td>watermark 12,000, 1 late event dropped</td>" in page and "<th>Event time</th>" in page
     assert f'<tr class="edge"><td>fused(map, filter) \u2192 window</td>{right}2</td>{right}1,234</td></tr>' in page
     assert '<tr class="edge"><td>source \u2192 fused(map, filter)</td>' in page and "<td>not shuffled</td>" in page
+
+
+def notebookWordCount() -> Pipeline:
+    """The notebook's word count: five vertices, an aggregation of two."""
+    p = Pipeline.create()
+    (p.readFrom(Sources.items(["to be or not to be", "that is the question"])).flatMap(str.split)
+      .groupingKey(wholeItem()).aggregate(AggregateOperations.counting()).writeTo(Sinks.list("counts")))
+    return p
+
+
+def pictureParts(svg: str) -> tuple[tuple[float, float], list[tuple[float, float]]]:
+    """Return the width and height in CSS pixels of a notebook's picture and of its parts, the
+    plan and the legend, each a nested SVG."""
+    root = ET.fromstring(svg)
+    scale = float(root.get("width").removesuffix("pt")) / float(root.get("viewBox").split()[2]) * PIXELS_PER_POINT
+    parts = [(float(part.get("width")) * scale, float(part.get("height")) * scale) for part in root.findall(f"{SVG}svg")]
+    size = [float(root.get(side).removesuffix("pt")) * PIXELS_PER_POINT for side in ("width", "height")]
+    return (size[0], size[1]), parts
+
+
+@needsDot
+def test_a_pipeline_s_picture_fits_a_notebook_its_legend_a_few_rows_below_it():
+    picture = pipelineBundle(notebookWordCount())["image/svg+xml"]
+    (width, height), [(_, planHeight), (legendWidth, legendHeight)] = pictureParts(picture)
+    assert width <= NOTEBOOK_WIDTH and legendWidth <= NOTEBOOK_WIDTH
+    assert legendHeight < planHeight / 2 and height == pytest.approx(planHeight + legendHeight)
+
+
+@needsDot
+def test_a_job_s_picture_with_figures_and_a_big_plan_s_fit_a_notebook():
+    planned = plan(notebookWordCount())
+    (width, _), _ = pictureParts(planBundle(planned, madeUpMetrics(planned))["image/svg+xml"])
+    (bigWidth, _), [(planWidth, _), _] = pictureParts(pipelineBundle(bigPipeline(10))["image/svg+xml"])
+    assert width <= NOTEBOOK_WIDTH and bigWidth == pytest.approx(planWidth) == pytest.approx(NOTEBOOK_WIDTH, abs=1)

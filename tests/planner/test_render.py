@@ -19,7 +19,7 @@ from sparkjet.coredag.model.dot import edgeCaption
 from sparkjet.coredag.model.metrics import EdgeMetrics, JobMetrics, StageMetrics, VertexMetrics
 from sparkjet.pipeline import AggregateOperations, BatchStage, JoinClause, Pipeline, Sinks, Sources, wholeItem
 from sparkjet.planner import plan
-from sparkjet.planner.render import planSvg, planToGraphviz, writePlanSvg
+from sparkjet.planner.render import legendRows, planSvg, planToGraphviz, writePlanSvg
 from tests.conftest import PROJECT
 
 TUTORIALS = PROJECT / "tutorials"
@@ -537,4 +537,7 @@ def test_odd_names_are_quoted_strings_not_html_and_draw_no_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         source = planToGraphviz(oddNamesPipeline()).source
-    assert "=<" not in source
+    htmlLabels = re.findall(r"label=<<table [^>]*><tr><td>(.*?)</td></tr></table>>", source)
+    samples = sum(len(row) for row in legendRows(True, None))
+    assert source.count("=<") == len(htmlLabels) == len(plan(oddNamesPipeline()).edges()) + samples
+    assert not any(name in label for label in htmlLabels for name in ODD_NAMES), "only edges' kinds are HTML"
