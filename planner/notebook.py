@@ -22,6 +22,7 @@ from sparkjet.pipeline.pipeline import Pipeline
 from sparkjet.planner.jet import JobStatus
 from sparkjet.planner.planning import Plan, plan
 from sparkjet.planner.render import notebookSvg
+from sparkjet.planner.report import busySeconds
 
 NO_DOT = "graphviz's 'dot' program is not installed, so the plan is not drawn (apt-get install graphviz, brew install graphviz)"
 
@@ -81,12 +82,12 @@ def jobHtml(job) -> str:
 
 
 def summaryRows(metrics: JobMetrics) -> list[tuple[str, str]]:
-    """Return a job's figures in a few rows: its time, the items its sources read and its sinks
+    """Return a job's figures in a few rows: its time and its vertices' busy time, the items its sources read and its sinks
     got, the bytes shuffled; a stream job's micro-batches and last snapshot."""
     destinations = {edge.destName for edge in metrics.edges}
     sources = {edge.sourceName for edge in metrics.edges}
     rows = [
-        ("Time", f"{metrics.seconds:.2f} s"),
+        ("Time", f"{metrics.seconds:.2f} s, its vertices busy {busySeconds(metrics):.2f} s"),
         ("Items read", f"{sum(v.itemsOut for v in metrics.vertices if v.name not in destinations):,}"),
         ("Items written", f"{sum(v.itemsIn for v in metrics.vertices if v.name not in sources):,}"),
         ("Shuffled", counted(sum(edge.shuffleBytes or 0 for edge in metrics.edges), "byte")),

@@ -141,7 +141,7 @@ def reportHtml(work: Plan | Pipeline | DAG, metrics: JobMetrics) -> str:
         f'<head><meta charset="utf-8"><title>{title}</title><style>{STYLE}</style></head>',
         "<body>",
         f'<h1 id="title">{title}</h1>',
-        f'<p id="job-time">The job ran in <span class="seconds">{metrics.seconds:.2f}</span> s.</p>',
+        _jobTime(metrics),
         _drawingSection(planned, metrics),
         _figuresSection(metrics, edgeKinds(planned)),
         _planTextSection(planned),
@@ -157,6 +157,20 @@ def writeReport(work: Plan | Pipeline | DAG, path: str, metrics: JobMetrics) -> 
     """Write the report of a finished job into ``path`` (see reportHtml), making the directories
     it needs; return the path."""
     return writeText(path, reportHtml(work, metrics), "the job's report")
+
+
+def busySeconds(metrics: JobMetrics) -> float:
+    """Return the seconds a job's vertices were busy, summed over their processors."""
+    return sum(vertex.seconds for vertex in metrics.vertices)
+
+
+def _jobTime(metrics: JobMetrics) -> str:
+    busy = f'<span class="busy-seconds">{busySeconds(metrics):.2f}</span>'
+    return (
+        f'<p id="job-time">The job ran in <span class="seconds">{metrics.seconds:.2f}</span> s; '
+        f"its vertices were busy {busy} s in all, summed over their processors "
+        "(the rest is Spark's and sparkjet's own work: scheduling, starting workers, moving items).</p>"
+    )
 
 
 def _drawingSection(planned: Plan, metrics: JobMetrics) -> str:

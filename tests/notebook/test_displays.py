@@ -8,7 +8,7 @@ import pytest
 from sparkjet.coredag.model.metrics import EdgeMetrics, JobMetrics, MicroBatchMetrics, StageMetrics, VertexMetrics
 from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
 from sparkjet.planner import plan
-from sparkjet.planner.notebook import pipelineBundle, planBundle
+from sparkjet.planner.notebook import pipelineBundle, planBundle, summaryRows
 from sparkjet.planner.render import NOTEBOOK_WIDTH, PIXELS_PER_POINT
 from tests.planner.test_render import SVG, bigPipeline, needsDot
 from tests.planner.test_report import madeUpMetrics
@@ -95,3 +95,8 @@ def test_a_job_s_picture_with_figures_and_a_big_plan_s_fit_a_notebook():
     (width, _), _ = pictureParts(planBundle(planned, madeUpMetrics(planned))["image/svg+xml"])
     (bigWidth, _), [(planWidth, _), _] = pictureParts(pipelineBundle(bigPipeline(10))["image/svg+xml"])
     assert width <= NOTEBOOK_WIDTH and bigWidth == pytest.approx(planWidth) == pytest.approx(NOTEBOOK_WIDTH, abs=1)
+
+
+def test_a_job_s_time_shows_beside_its_vertices_busy_time():
+    planned = plan(notebookWordCount())
+    assert dict(summaryRows(madeUpMetrics(planned)))["Time"] == "12.35 s, its vertices busy 3.75 s"
