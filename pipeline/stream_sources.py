@@ -55,10 +55,12 @@ class SocketSource(StreamSource):
 
 @attrs.frozen
 class ItemStreamSource(StreamSource):
-    """Generated events at a steady rate, with native timestamps."""
+    """Generated events at a steady rate, with native timestamps, the first
+    ``initialDelayMillis`` after the stream starts."""
 
     itemsPerSecond: int
     generatorFn: Callable[[int, int], object]
+    initialDelayMillis: int = 0
 
 
 @attrs.frozen
@@ -67,6 +69,11 @@ class FiniteStreamSource(StreamSource):
 
     events: tuple[tuple[int, object], ...]
     itemsPerBatch: int
+
+
+def sequenceNumber(timestamp: int, sequence: int) -> int:
+    """The item ``longStream`` makes of an event: its sequence number."""
+    return sequence
 
 
 def fileWatcher(
@@ -119,6 +126,22 @@ class TestSources:
             )
         checkFunction(generatorFn, "itemStream", "generatorFn")
         return ItemStreamSource("itemStream", itemsPerSecond, generatorFn, supportsNativeTimestamps=True)
+
+    @staticmethod
+    def longStream(eventsPerSecond: int, initialDelayMillis: int) -> ItemStreamSource:
+        """Emit 0, 1, 2, ... at ``eventsPerSecond``, with native timestamps exactly ``1 /
+        eventsPerSecond`` seconds apart, the first ``initialDelayMillis`` after the stream starts
+        (Jet's ``longStream``; its processors are one, not one per member)."""
+        where = f"TestSources.longStream (called at {SourceLocation.ofUserCall()})"
+        if isinstance(eventsPerSecond, bool) or not isinstance(eventsPerSecond, int) or eventsPerSecond <= 0:
+            raise PipelineError(f"{where}: eventsPerSecond must be a positive number, got {eventsPerSecond!r}")
+        if isinstance(initialDelayMillis, bool) or not isinstance(initialDelayMillis, int) or initialDelayMillis < 0:
+            raise PipelineError(
+                f"{where}: initialDelayMillis must be 0 or more milliseconds, got {initialDelayMillis!r}"
+            )
+        return ItemStreamSource(
+            "longStream", eventsPerSecond, sequenceNumber, initialDelayMillis, supportsNativeTimestamps=True
+        )
 
     @staticmethod
     def finiteStream(events: Iterable[tuple[int, object]], itemsPerBatch: int = 1000) -> FiniteStreamSource:

@@ -438,12 +438,21 @@ class ItemStreamP(StreamSourceP):
 
     itemsPerSecond: int
     generatorFn: Callable[[int, int], object] = SimpleEvent
+    initialDelayMillis: int = 0
+    """How long after the stream starts its first event comes (Jet's ``longStream``)."""
 
     def streamingRows(self, spark, workDirectory: str):
         """Return Spark's stream of numbered, timed rows."""
         rate = spark.readStream.format("rate").option("rowsPerSecond", self.itemsPerSecond)
-        rows = rate.option("numPartitions", 1).load()
-        return self.streamRows(rows, eventTime="unix_millis(timestamp)", sequence="value")
+        return self.delayedRows(rate.option("numPartitions", 1).load())
+
+    def delayedRows(self, rateRows):
+        """Return the rate source's rows timed ``initialDelayMillis`` or more after its start,
+        numbered from 0: its row ``n`` is timed ``n / itemsPerSecond`` seconds after its start,
+        so the rows before are skipped, and no event is timed in the future."""
+        skipped = -(-self.initialDelayMillis * self.itemsPerSecond // 1000)
+        kept = rateRows.where(f"value >= {skipped}")
+        return self.streamRows(kept, eventTime="unix_millis(timestamp)", sequence=f"value - {skipped}")
 
     def rowConverter(self) -> GeneratedEvents:
         """Return the generated items."""

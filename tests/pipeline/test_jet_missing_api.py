@@ -1,13 +1,27 @@
 """The stream API sparkjet lacked (issue 27, "Missing API"), with Jet's tests ported:
 TestSupport's disableCompleteCall() and disableLogging() (SlidingWindowPTest uses them),
-JoinClause.joinMapEntries (BatchStageTest)."""
+JoinClause.joinMapEntries (BatchStageTest), TestSources.longStream (TestSourcesTest)."""
 
 import logging
 
 import pytest
 
-from sparkjet import JoinClause, Pipeline, Sinks, Sources, wholeItem
+from sparkjet import (
+    AggregateOperations,
+    AssertionCompletedException,
+    Assertions,
+    JoinClause,
+    Pipeline,
+    PipelineError,
+    Sinks,
+    Sources,
+    TestSources,
+    WindowDefinition,
+    plan,
+    wholeItem,
+)
 from sparkjet.coredag.api.testing import verifyProcessor
+from sparkjet.coredag.processors.stream_sources import ItemStreamP
 from sparkjet.coredag.model.watermark import Watermark
 from tests.streaming.test_sliding_window import Case, outboxFrame
 
@@ -109,3 +123,58 @@ def test_inner_hash_join_with_map_entries_filters_out_the_unmatched(jet):
 def test_hash_join_with_map_entries_drops_what_the_output_function_makes_none(jet):
     """BatchStageTest.hashJoin_when_outputFnReturnsNull_then_filteredOut."""
     assert joined(jet, lambda stage: stage.map(dudEntry), "hashJoin", dropped) == []
+
+
+class AverageNear:
+    """TestSourcesTest.test_longStream's check: the last five windows at most, never the first,
+    average ``itemsPerSecond`` items within 0.1."""
+
+    def __init__(self, itemsPerSecond: int) -> None:
+        self.itemsPerSecond = itemsPerSecond
+
+    def __call__(self, windowResults: list) -> None:
+        windowsToConsider = min(5, max(len(windowResults) - 1, 0))
+        considered = windowResults[len(windowResults) - windowsToConsider:] if windowsToConsider else []
+        average = sum(result.result for result in considered) / windowsToConsider if windowsToConsider else 0.0
+        assert abs(average - self.itemsPerSecond) <= 0.1, (
+            f"Average items per second ({average:.2f}) too far from target ({self.itemsPerSecond})"
+        )
+
+
+@pytest.mark.spark
+def test_long_stream_emits_its_rate_in_every_window(jet):
+    """TestSourcesTest.test_longStream."""
+    p = Pipeline.create()
+    (p.readFrom(TestSources.longStream(20, 0)).withNativeTimestamps(0)
+      .window(WindowDefinition.tumbling(1000))
+      .aggregate(AggregateOperations.counting())
+      .apply(Assertions.assertCollectedEventually(60, AverageNear(20))))
+    with pytest.raises(AssertionCompletedException, match="Assertion passed successfully"):
+        jet.newJob(p).join()
+
+
+@pytest.mark.spark
+def test_long_stream_starts_its_numbers_and_times_after_the_initial_delay(spark):
+    """The rate source's row n is timed n / rate seconds after its start (here 1000): with a
+    delay of 1 s at 20 a second, the first 20 rows are skipped and the next numbered from 0."""
+    rateRows = spark.range(100).selectExpr("id AS value", "timestamp_millis(1000 + id * 50) AS timestamp")
+    rows = ItemStreamP(20, initialDelayMillis=1000, sourceId="longStream").delayedRows(rateRows).collect()
+    assert [(row.sequence, row.eventTime) for row in rows] == [(n, 2000 + n * 50) for n in range(80)]
+
+
+@pytest.mark.xfail(
+    strict=True, reason="planner/lowering.py's _itemStream does not yet pass initialDelayMillis to ItemStreamP"
+)
+def test_long_streams_delay_reaches_its_processor():
+    p = Pipeline.create()
+    p.readFrom(TestSources.longStream(20, 2000)).withNativeTimestamps(0).writeTo(Sinks.noop())
+    assert plan(p).dag.getVertex("longStream").processorSupplier.initialDelayMillis == 2000
+
+
+@pytest.mark.parametrize(
+    "rate, delay, message",
+    [(0, 0, "eventsPerSecond must be a positive number, got 0"), (5, -1, "initialDelayMillis must be 0 or more")],
+)
+def test_long_stream_refuses_a_rate_or_delay_out_of_range(rate, delay, message):
+    with pytest.raises(PipelineError, match=rf"TestSources.longStream \(called at .+\): {message}"):
+        TestSources.longStream(rate, delay)
