@@ -1,5 +1,6 @@
 """The Processor API of seed 003: Inbox, Outbox, context and the processor contract."""
 
+import enum
 import functools
 import inspect
 import logging
@@ -154,6 +155,14 @@ class Outbox:
             )
 
 
+class ProcessingGuarantee(enum.Enum):
+    """What a stream job guarantees across a restart (Jet's ``ProcessingGuarantee``)."""
+
+    NONE = "NONE"
+    AT_LEAST_ONCE = "AT_LEAST_ONCE"
+    EXACTLY_ONCE = "EXACTLY_ONCE"
+
+
 @attrs.frozen
 class ProcessorContext:
     """Where a processor runs: its vertex, its index among the vertex's processors, the job."""
@@ -164,6 +173,8 @@ class ProcessorContext:
     memberIndex: int = 0
     memberCount: int = 1
     jobName: str = ""
+    processingGuarantee: ProcessingGuarantee = ProcessingGuarantee.NONE
+    """The job's processing guarantee (Jet's ``Processor.Context.processingGuarantee()``)."""
     metrics: "TaskMetrics | None" = attrs.field(default=None, eq=False, repr=False)
     """Where a standard processor counts items per fused stage, when the job is measured."""
 

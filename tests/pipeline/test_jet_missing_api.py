@@ -1,6 +1,7 @@
 """The stream API sparkjet lacked (issue 27, "Missing API"), with Jet's tests ported:
 TestSupport's disableCompleteCall() and disableLogging() (SlidingWindowPTest uses them),
-JoinClause.joinMapEntries (BatchStageTest), TestSources.longStream (TestSourcesTest)."""
+JoinClause.joinMapEntries (BatchStageTest), TestSources.longStream (TestSourcesTest), the
+processing guarantee on ProcessorContext."""
 
 import logging
 
@@ -20,6 +21,7 @@ from sparkjet import (
     plan,
     wholeItem,
 )
+from sparkjet.coredag.api.processor import AbstractProcessor, ProcessingGuarantee, ProcessorContext
 from sparkjet.coredag.api.testing import verifyProcessor
 from sparkjet.coredag.processors.stream_sources import ItemStreamP
 from sparkjet.coredag.model.watermark import Watermark
@@ -178,3 +180,20 @@ def test_long_streams_delay_reaches_its_processor():
 def test_long_stream_refuses_a_rate_or_delay_out_of_range(rate, delay, message):
     with pytest.raises(PipelineError, match=rf"TestSources.longStream \(called at .+\): {message}"):
         TestSources.longStream(rate, delay)
+
+
+class EmitsGuarantee(AbstractProcessor):
+    """Emits its context's processing guarantee when complete."""
+
+    def complete(self) -> bool:
+        return self.tryEmit(self.context.processingGuarantee)
+
+
+@pytest.mark.parametrize("guarantee", list(ProcessingGuarantee))
+def test_a_processor_reads_the_jobs_processing_guarantee_from_its_context(guarantee):
+    context = ProcessorContext("v", 0, 1, processingGuarantee=guarantee)
+    verifyProcessor(EmitsGuarantee).disableSnapshots().context(context).expectOutput([guarantee]).verify()
+
+
+def test_a_processor_context_says_no_guarantee_by_default():
+    verifyProcessor(EmitsGuarantee).disableSnapshots().expectOutput([ProcessingGuarantee.NONE]).verify()
