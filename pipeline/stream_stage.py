@@ -12,7 +12,8 @@ import attrs
 
 from sparkjet.coredag.api.service_factory import ServiceFactory
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
-from sparkjet.coredag.model.jet_event import AsyncMappedEvent, FlatMappedEvent, MappedEvent, OnPayload, payloadOf
+from sparkjet.coredag.model.jet_event import AsyncMappedEvent, FlatMappedEvent, MappedEvent, OnPayload
+from sparkjet.coredag.model.window_result import windowResult
 from sparkjet.coredag.processors.async_service import DEFAULT_MAX_CONCURRENT_OPS, DEFAULT_PRESERVE_ORDER
 from sparkjet.coredag.processors.coaggregation import coAggregateOperation
 from sparkjet.coredag.processors.keyed import AccumulatorHolder, RollingAccumulation, StatefulKind
@@ -205,11 +206,10 @@ class StreamStage(Stage):
         return transformFn(self)
 
     def writeTo(self, sink: Sink) -> SinkStage:
-        """Send every item (without its timestamp) to ``sink``."""
+        """Send every item to ``sink``, which writes it without its timestamp."""
         if not isinstance(sink, Sink):
             raise notASink(sink, self.describe())
-        items = self._attach(MapTransform("remove-timestamps", payloadOf)) if self.timestamped else self
-        return SinkStage(self.pipeline, attachFedBy(SinkTransform(sink.name, sink), (items,)))
+        return SinkStage(self.pipeline, attachFedBy(SinkTransform(sink.name, sink), (self,)))
 
     def _onEvent(self, adapter: Callable, fn: Callable, position: int) -> Callable:
         """Return ``fn`` as it runs on this stage's items: adapted to see an event's item where
@@ -399,10 +399,12 @@ class WindowedAggregations:
         return AggregateBuilder(self, aggrOp0) if aggrOp0 is not None else AggregateBuilder1(self)
 
     def distinct(self) -> StreamStage:
-        """Emit, per window, the first item of each key (of each distinct item, where not keyed)."""
+        """Emit, per window, one item of each key as ``KeyedWindowResult(start, end, key, item)``;
+        where not keyed, each distinct item as ``WindowResult(start, end, item)``, as Jet's do."""
         if not isinstance(self, StageWithKeyAndWindow):
-            return self.groupingKey(wholeItem()).distinct()
-        return _windowAggregate((self,), self.windowDefinition, AggregateOperations.pickAny(), windowItem)
+            keyed = self.groupingKey(wholeItem())
+            return _windowAggregate((keyed,), self.windowDefinition, AggregateOperations.pickAny(), windowResult)
+        return _windowAggregate((self,), self.windowDefinition, AggregateOperations.pickAny())
 
     def _coAggregate(self, stages: tuple, operations: tuple, outputFn: Callable = tuple) -> StreamStage:
         for aggrOp in operations:
@@ -411,11 +413,6 @@ class WindowedAggregations:
 
     def _coAggregateWith(self, stages: tuple, aggrOp: AggregateOperation) -> StreamStage:
         return _windowAggregate(stages, self.windowDefinition, aggrOp)
-
-
-def windowItem(start: int, end: int, key: object, item: object, isEarly: bool) -> object:
-    """The output of a window's ``distinct``: the item itself."""
-    return item
 
 
 @attrs.frozen
@@ -468,7 +465,7 @@ def _windowAggregate(
     keyFns = tuple(keyFn for _, keyFn in inputs) if keyed else ()
     transform = WindowAggregateTransform(name, windowDefinition, aggrOp, keyFns, outputFn)
     streams = tuple(stream for stream, _ in inputs)
-    return StreamStage(streams[0].pipeline, attachFedBy(transform, streams), timestamped=False)
+    return StreamStage(streams[0].pipeline, attachFedBy(transform, streams))
 
 
 def _checkedWindow(windowDefinition, stage: StreamStage):

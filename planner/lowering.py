@@ -34,7 +34,7 @@ from sparkjet.coredag.model.event_time_policy import (
 )
 from sparkjet.coredag.model.jet_event import AccumulatePayload, OnPayload, eventTimestamp, jetEvent
 from sparkjet.coredag.model.vertex import LOCAL_PARALLELISM_USE_DEFAULT, Vertex
-from sparkjet.coredag.model.window_result import KeyedWindowResult, windowResult
+from sparkjet.coredag.model.window_result import KeyedWindowResult, TimestampedAtEnd, windowResult
 from sparkjet.coredag.processors.aggregation import (
     AccumulateByKeyP,
     AccumulateP,
@@ -465,13 +465,14 @@ def lowerWindowAggregate(transform: WindowAggregateTransform, builder: DagBuilde
     """Jet's window plans: ``sliding-window-prepare`` -(distributed partitioned)-> ``sliding-window``
     when the operation combines and no early results are asked, else one ``sliding-window``, or
     ``session-window``; without a key, the last vertex has parallelism 1 and gets every item.
-    Each input of a co-aggregation is partitioned by its own key."""
+    Each input of a co-aggregation is partitioned by its own key. Each result is an event timed
+    at its window's last moment, as Jet stamps it."""
     name, label, definition = transform.name, stageName(transform), transform.windowDefinition
     keyed = bool(transform.keyFns)
     keyFns = tuple(OnPayload(keyFn) for keyFn in transform.keyFns) if keyed else (GlobalKey(),) * transform.aggrOp.arity
     timestampFns = (eventTimestamp,) * len(keyFns)
     op = onPayloads(transform.aggrOp)
-    outputFn = transform.outputFn or (KeyedWindowResult if keyed else windowResult)
+    outputFn = TimestampedAtEnd(transform.outputFn or (KeyedWindowResult if keyed else windowResult))
     parallelism = transform.localParallelism if keyed else 1
 
     def byKey(edge: Edge) -> Edge:

@@ -1,8 +1,11 @@
 """The results of window aggregation, Jet's ``WindowResult`` and ``KeyedWindowResult``."""
 
 import datetime
+from collections.abc import Callable
 
 import attrs
+
+from sparkjet.coredag.model.jet_event import JetEvent
 
 
 def toLocalTime(millis: int) -> str:
@@ -48,3 +51,14 @@ def _printed(kind: str, start: int, end: int, fields: str, isEarly: bool) -> str
 def windowResult(start: int, end: int, key: object, result: object, isEarly: bool = False) -> WindowResult:
     """Return the ``WindowResult`` of these fields, the key dropped: a global window's output."""
     return WindowResult(start, end, result, isEarly)
+
+
+@attrs.frozen
+class TimestampedAtEnd:
+    """Makes ``outputFn``'s item of a window an event timed at the window's last moment
+    (``end - 1``), as Jet's pipeline stamps window results, so that a window over them works."""
+
+    outputFn: Callable
+
+    def __call__(self, start: int, end: int, key: object, result: object, isEarly: bool) -> JetEvent:
+        return JetEvent(end - 1, self.outputFn(start, end, key, result, isEarly))

@@ -14,6 +14,7 @@ from sparkjet.coredag.api.processor import AbstractProcessor, ProcessorContext
 from sparkjet.coredag.api.standard import BatchFunction, StandardProcessorSupplier
 from sparkjet.coredag.errors import JobError, OutputError, describeStage, shorten
 from sparkjet.coredag.model.assertion import AssertionCheck
+from sparkjet.coredag.model.jet_event import itemOf, itemsOf
 from sparkjet.coredag.processors.output_paths import (
     checkLocalTarget,
     localPathOf,
@@ -60,7 +61,8 @@ TerminalOutput = CollectToList | CollectForAssertion | SaveAsTextFiles | CreateD
 
 
 class SinkSupplier(StandardProcessorSupplier):
-    """A sink; its processors hand items to ``terminalOutput`` through outbox bucket 0."""
+    """A sink; its processors hand items to ``terminalOutput`` through outbox bucket 0. Every
+    sink writes the items of a timestamped stage without their timestamps, as Jet's do."""
 
     terminalOutput: TerminalOutput = None
 
@@ -69,11 +71,11 @@ class DriverSinkP(SinkSupplier):
     """A sink whose items themselves go to the driver."""
 
     def batchFunction(self, context: ProcessorContext) -> BatchFunction:
-        """Return the identity: the items themselves go to the driver."""
-        return iter
+        """Return the items themselves: they go to the driver."""
+        return itemsOf
 
     def __call__(self) -> "ForwardingSinkProcessor":
-        return ForwardingSinkProcessor(lambda item: item)
+        return ForwardingSinkProcessor(itemOf)
 
 
 @attrs.frozen
@@ -127,10 +129,10 @@ class FilesSinkP(SinkSupplier):
 
     def batchFunction(self, context: ProcessorContext) -> BatchFunction:
         """Return a function turning each item into its line."""
-        return lambda batches: (list(map(str, batch)) for batch in batches)
+        return lambda batches: (list(map(str, batch)) for batch in itemsOf(batches))
 
     def __call__(self) -> "ForwardingSinkProcessor":
-        return ForwardingSinkProcessor(str)
+        return ForwardingSinkProcessor(_line)
 
 
 @attrs.frozen
@@ -145,7 +147,7 @@ class JsonFilesSinkP(FilesSinkP):
     def batchFunction(self, context: ProcessorContext) -> BatchFunction:
         """Return a function turning each item into its JSON line."""
         jsonLine = functools.partial(self.jsonLine, context.vertexName)
-        return lambda batches: (list(map(jsonLine, batch)) for batch in batches)
+        return lambda batches: (list(map(jsonLine, batch)) for batch in itemsOf(batches))
 
     def jsonLine(self, stageName: str, item) -> str:
         """Return ``item`` as one line of JSON; raise a JobError naming the stage and the item if
@@ -192,11 +194,11 @@ class DataFrameSinkP(SinkSupplier):
         return CreateDataFrame(self.name, self.schema)
 
     def batchFunction(self, context: ProcessorContext) -> BatchFunction:
-        """Return the identity: the items themselves become rows."""
-        return iter
+        """Return the items themselves: they become rows."""
+        return itemsOf
 
     def __call__(self) -> "ForwardingSinkProcessor":
-        return ForwardingSinkProcessor(lambda item: item)
+        return ForwardingSinkProcessor(itemOf)
 
 
 @attrs.frozen
@@ -224,7 +226,7 @@ class LoggerSinkP(SinkSupplier):
     def batchFunction(self, context: ProcessorContext) -> BatchFunction:
         """Return a loop that logs each item and emits nothing."""
         logger = workerLogger(context.logger)
-        return lambda batches: _logEach(logger, itertools.chain.from_iterable(batches))
+        return lambda batches: _logEach(logger, itertools.chain.from_iterable(itemsOf(batches)))
 
     def __call__(self) -> "LoggingProcessor":
         return LoggingProcessor()
@@ -247,6 +249,11 @@ def _logEach(logger: logging.Logger, items) -> Iterator:
     yield from ()
 
 
+def _line(item) -> str:
+    """Return the line a files sink writes of ``item``."""
+    return str(itemOf(item))
+
+
 class ForwardingSinkProcessor(AbstractProcessor):
     """Offers each item, converted, to bucket 0: the vertex's terminal output."""
 
@@ -266,7 +273,8 @@ class JsonLinesProcessor(ForwardingSinkProcessor):
 
     def onInit(self, context: ProcessorContext) -> None:
         """Name the stage in the errors of the JSON conversion."""
-        self._convert = functools.partial(self._jsonLine, context.vertexName)
+        jsonLine = functools.partial(self._jsonLine, context.vertexName)
+        self._convert = lambda item: jsonLine(itemOf(item))
 
 
 class DiscardingProcessor(AbstractProcessor):
@@ -287,5 +295,5 @@ class LoggingProcessor(AbstractProcessor):
     def tryProcess(self, ordinal: int | None = None, item=None) -> bool:
         """Log ``item`` of any ordinal; alone, the idle hook."""
         if ordinal is not None:
-            self._logger.info("%s", item)
+            self._logger.info("%s", itemOf(item))
         return True

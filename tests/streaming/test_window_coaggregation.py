@@ -1,12 +1,13 @@
 """Windows over several streams (Jet's aggregate2, aggregate3, aggregateBuilder on windowed
-stages) and a window's distinct items: plans with an input per stream, each partitioned by its
-own key, and results equal to a plain count per window and key."""
+stages) and a window's distinct items (a WindowResult each, as Jet's): plans with an input per
+stream, each partitioned by its own key, and results equal to a plain count per window and key."""
 
 from collections import Counter
 
 import pytest
 
 from sparkjet import AggregateOperations, Pipeline, Sinks, TestSources, WindowDefinition, wholeItem
+from sparkjet.coredag.model.window_result import WindowResult
 from sparkjet.pipeline.errors import PipelineError
 from sparkjet.planner import plan
 
@@ -84,7 +85,11 @@ def test_a_windows_distinct_items_and_a_global_window_of_two_streams(jet):
       .aggregate2(AggregateOperations.counting(), views, AggregateOperations.counting())
       .writeTo(Sinks.list("global-two")))
     jet.newJob(p).join()
-    assert sorted(jet.getList("distinct-users")) == sorted(user for _, user in perWindow(CLICKS))
+    distinct = jet.getList("distinct-users")
+    assert all(isinstance(result, WindowResult) for result in distinct)
+    assert sorted((r.start, r.end, r.result) for r in distinct) == sorted(
+        (start, start + SIZE, user) for start, user in perWindow(CLICKS)
+    )
     clicksPer, viewsPer = Counter(), Counter()
     for time, _ in CLICKS:
         clicksPer[time - time % SIZE] += 1
