@@ -1,0 +1,271 @@
+"""State between micro-batches (issue 26): a running count per key, sparkjet against Structured
+Streaming's state stores, in one run, on the same data.
+
+``python -m benchmarks.state [--quick | --long] [--keys 10000,100000,1000000] [--words N] ...``
+
+Every micro-batch is one file of N words (one a line) drawn from K keys. The first file puts every
+one of the K keys into the state once; then come the warm-up micro-batches and the measured ones.
+Two kinds of input: **uniform** (each word drawn from all K keys) and **hot** (each word drawn
+from the same 20k keys, K held). Each variant (``benchmarks.state_variants``) runs in a fresh
+process on the session ``Jet(master="local[2]")`` starts: sparkjet's
+``groupingKey(wholeItem()).rollingAggregate(counting())`` under EXACTLY_ONCE, Structured
+Streaming's ``groupBy().count()`` on the HDFS-backed and the RocksDB state store, and
+``applyInPandasWithState`` (Python state on Spark's store). The report gives the median time of a
+measured micro-batch (the query's ``triggerExecution``) as ratios to sparkjet's, a hot micro-batch
+against the one with 20k keys held, the state bytes written per micro-batch and the driver's
+memory; every run's counts of the sampled keys are checked against the harness's own.
+"""
+
+import argparse
+import datetime
+import json
+import pathlib
+import random
+import shlex
+import shutil
+import statistics
+import sys
+from collections import Counter
+
+import attrs
+
+from benchmarks import machine
+from benchmarks.inputs import PROJECT
+from benchmarks.measure import Finished, runMeasured
+from benchmarks.state_report import HOT_KEYS, render
+from benchmarks.state_variants import SAMPLE_SUFFIX, VARIANTS
+
+SEED = 26
+DISTINCT_FILES = 20
+"""At most this many different micro-batch files per input; a longer run links them again under new names."""
+PANDAS_PATH = PROJECT / ".venv" / "state-benchmark-packages"
+"""Where ``bash benchmarks/run state`` installs pandas and pyarrow (never sparkjet's dependencies)."""
+DEFAULT = {
+    "keys": "10000,100000,1000000", "hotKeys": "20000,500000,1000000", "words": 200_000,
+    "warmUp": 2, "measured": 5, "variants": ",".join(VARIANTS), "hotVariants": "sparkjet,ss-rocksdb",
+}
+QUICK = {
+    "keys": "2000", "hotKeys": "", "words": 2_000, "warmUp": 1, "measured": 2,
+    "variants": "sparkjet,ss-hdfs", "hotVariants": "",
+}
+LONG = {
+    "keys": "1000000", "hotKeys": "", "words": 200_000, "warmUp": 9, "measured": 191,
+    "variants": "sparkjet", "hotVariants": "",
+}
+
+
+def word(key: int) -> str:
+    """The word of key number ``key``."""
+    return f"k{key:07d}"
+
+
+@attrs.frozen
+class Input:
+    """One input: the load file (every key once), the micro-batch files in order (a file may come
+    again under another name), and the count every sampled word ends with."""
+
+    kind: str
+    keys: int
+    words: int
+    load: pathlib.Path
+    batches: tuple[tuple[pathlib.Path, str], ...]
+    expected: dict[str, int]
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind} {self.keys:,}"
+
+
+def buildInput(root: pathlib.Path, kind: str, keys: int, words: int, batches: int) -> Input:
+    """Write the load file and up to ``DISTINCT_FILES`` micro-batch files of ``words`` words drawn
+    from all ``keys`` keys (uniform) or from the first ``HOT_KEYS`` (hot)."""
+    directory = root / f"{kind}-{keys}-{words}"
+    directory.mkdir(parents=True, exist_ok=True)
+    load = directory / "a-load.txt"
+    if not load.exists():
+        load.with_suffix(".tmp").write_text("".join(word(key) + "\n" for key in range(keys)))
+        load.with_suffix(".tmp").rename(load)
+    drawn = min(keys, HOT_KEYS) if kind == "hot" else keys
+    distinct = []
+    sampledCounts = []
+    for number in range(min(batches, DISTINCT_FILES)):
+        path = directory / f"b-{number:03d}.txt"
+        draws = random.Random(f"{SEED}-{kind}-{keys}-{words}-{number}").choices(range(drawn), k=words)
+        if not path.exists():
+            path.with_suffix(".tmp").write_text("".join(word(key) + "\n" for key in draws))
+            path.with_suffix(".tmp").rename(path)
+        distinct.append(path)
+        sampledCounts.append(Counter(word(key) for key in draws if word(key).endswith(SAMPLE_SUFFIX)))
+    expected = Counter({word(key): 1 for key in range(keys) if word(key).endswith(SAMPLE_SUFFIX)})
+    for number in range(batches):
+        expected.update(sampledCounts[number % len(distinct)])
+    named = tuple((distinct[number % len(distinct)], f"b-{number:05d}.txt") for number in range(batches))
+    return Input(kind, keys, words, load, named, dict(expected))
+
+
+def parseArgs(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.state", description=__doc__.split("\n\n")[0])
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="a smoke test: 2,000 keys, 2,000 words, sparkjet and ss-hdfs")
+    mode.add_argument("--long", action="store_true", help="sparkjet alone at 1M keys over 200 micro-batches: the driver's memory after 10 and 200")
+    parser.add_argument("--keys", help=f"uniform inputs: keys held, comma-separated (default {DEFAULT['keys']}; 3000000 opt-in)")
+    parser.add_argument("--hot-keys", dest="hotKeys", help=f"hot inputs (the same {HOT_KEYS:,} keys touched): keys held (default {DEFAULT['hotKeys']}; '' for none)")
+    parser.add_argument("--words", type=int, help=f"words per micro-batch (default {DEFAULT['words']:,})")
+    parser.add_argument("--warm-up", dest="warmUp", type=int, help=f"micro-batches after the load not measured (default {DEFAULT['warmUp']})")
+    parser.add_argument("--measured", type=int, help=f"micro-batches measured (default {DEFAULT['measured']})")
+    parser.add_argument("--variants", help=f"on the uniform inputs, of {', '.join(VARIANTS)} (default all)")
+    parser.add_argument("--hot-variants", dest="hotVariants", help=f"on the hot inputs (default {DEFAULT['hotVariants']})")
+    parser.add_argument("--pandas-max-keys", dest="pandasMaxKeys", type=int, default=100_000,
+                        help="ss-pandas-state only up to this many keys held (default 100,000: a Python call per key)")
+    parser.add_argument("--repetitions", type=int, default=1, help="fresh processes per variant and input, the order rotated (default 1)")
+    parser.add_argument("--workdir", type=pathlib.Path, default=pathlib.Path("/tmp/sparkjet-benchmarks"),
+                        help="scratch: state/inputs/, state/runs/ (each process's directories, log, result), state/runs.json")
+    parser.add_argument("--report", type=pathlib.Path, help="default WORKDIR/STATE.md (--quick: STATE-quick.md, --long: STATE-long.md)")
+    parser.add_argument("--timeout", type=float, default=7200, help="seconds before a process is killed (default 7200)")
+    parser.add_argument("--nice", type=int, default=0, help="niceness of every measured process's scheduling group (-10 as root)")
+    args = parser.parse_args(argv)
+    preset = QUICK if args.quick else LONG if args.long else DEFAULT
+    for name, value in preset.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    args.keys = [int(k) for k in args.keys.split(",") if k]
+    args.hotKeys = [int(k) for k in args.hotKeys.split(",") if k]
+    args.variants = tuple(v for v in args.variants.split(",") if v)
+    args.hotVariants = tuple(v for v in args.hotVariants.split(",") if v)
+    unknown = set(args.variants + args.hotVariants) - set(VARIANTS)
+    if unknown:
+        parser.error(f"unknown variants {sorted(unknown)}: choose among {', '.join(VARIANTS)}")
+    if args.measured < 1 or args.warmUp < 0 or args.words < 1:
+        parser.error("need at least one measured micro-batch and one word per micro-batch")
+    suffix = "-quick" if args.quick else "-long" if args.long else ""
+    args.report = args.report or args.workdir / f"STATE{suffix}.md"
+    return args
+
+
+@attrs.frozen
+class Run:
+    """One variant over one input in one fresh process."""
+
+    variant: str
+    input: Input
+    repetition: int
+    finished: Finished
+    result: dict | None
+    log: str
+    loadAverage: str
+
+    def measuredBatches(self, warmUp: int) -> list[dict]:
+        """The micro-batches after the load and the warm-up."""
+        return self.result["batches"][1 + warmUp :] if self.result else []
+
+    def check(self) -> str:
+        """Whether the counts of the sampled words equal the harness's."""
+        if self.result is None:
+            return "no result"
+        delivered = self.result["sampledCounts"]
+        wrong = sorted(w for w, count in self.input.expected.items() if delivered.get(w) != count)
+        if wrong:
+            w = wrong[0]
+            return f"{len(wrong)} of {len(self.input.expected)} sampled words wrong ({w}: {delivered.get(w)}, expected {self.input.expected[w]})"
+        return "ok"
+
+
+def runVariant(variant: str, stream: Input, repetition: int, args: argparse.Namespace) -> Run:
+    """Run ``variant`` over ``stream`` in a fresh process; return what it measured."""
+    root = args.workdir / "state" / "runs" / f"{stream.kind}-{stream.keys}-{variant}-{repetition}"
+    shutil.rmtree(root, ignore_errors=True)
+    watched, checkpoint = root / "watched", root / "checkpoint"
+    watched.mkdir(parents=True)
+    batches = len(stream.batches)
+    links = root / "links"  # the files under the names each micro-batch gets, linked into watched/ one by one
+    links.mkdir()
+    files = []
+    for source, name in ((stream.load, "a-load.txt"), *stream.batches):
+        (links / name).hardlink_to(source)
+        files.append(str(links / name))
+    config = {
+        "watched": str(watched),
+        "checkpoint": str(checkpoint),
+        "stateDirectory": str(checkpoint / "state"),
+        "files": files,
+        "memoryAfter": sorted({min(10, batches), batches}),
+        "pythonPath": str(PANDAS_PATH) if variant == "ss-pandas-state" else None,
+    }
+    (root / "config.json").write_text(json.dumps(config))
+    log = root / "log.txt"
+    argv = [sys.executable, "-m", "benchmarks.state_variants", variant, str(root)]
+    finished = runMeasured(argv, str(PROJECT), log, args.timeout, args.nice)
+    resultPath = root / "result.json"
+    result = json.loads(resultPath.read_text()) if resultPath.exists() else None
+    shutil.rmtree(links, ignore_errors=True)
+    return Run(variant, stream, repetition, finished, result, str(log), machine.loadAverage())
+
+
+def plannedRuns(args: argparse.Namespace) -> list[tuple[str, int, tuple[str, ...]]]:
+    """Return (kind, keys, variants) in the order they run."""
+    planned = [("uniform", keys, args.variants) for keys in args.keys]
+    planned += [("hot", keys, args.hotVariants) for keys in args.hotKeys]
+    return [
+        (kind, keys, tuple(v for v in variants if v != "ss-pandas-state" or keys <= args.pandasMaxKeys))
+        for kind, keys, variants in planned
+        if variants
+    ]
+
+
+def summary(run: Run, warmUp: int) -> str:
+    """One line per run for the console."""
+    if run.result is None:
+        return f"{run.variant} over {run.input.label}: exit {run.finished.returncode}, no result; see {run.log}"
+    times = [b["durationMs"].get("triggerExecution", 0) / 1000 for b in run.measuredBatches(warmUp)]
+    return (
+        f"{run.variant} over {run.input.label}: {run.check()}; median micro-batch "
+        f"{statistics.median(times):.2f} s; wall {run.finished.wallSeconds:.0f} s; load {run.loadAverage}"
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parseArgs(argv)
+    typed = shlex.join(["python", "-m", "benchmarks.state", *(argv if argv is not None else sys.argv[1:])])
+    began = datetime.datetime.now(datetime.UTC)
+    header = {
+        "Command": f"`{typed}` (from the project directory)",
+        "Date": f"{began:%Y-%m-%d %H:%M %Z}",
+        **machine.describe(),
+        "Load average (1, 5, 15 min) at start": machine.loadAverage(),
+    }
+    inputsRoot = args.workdir / "state" / "inputs"
+    batches = args.warmUp + args.measured
+    planned = plannedRuns(args)
+    inputs = {(kind, keys): buildInput(inputsRoot, kind, keys, args.words, batches) for kind, keys, _ in planned}
+    runs: list[Run] = []
+    args.report.parent.mkdir(parents=True, exist_ok=True)
+    for repetition in range(args.repetitions):
+        for kind, keys, variants in planned:
+            shift = (repetition + len(runs)) % len(variants)
+            for variant in variants[shift:] + variants[:shift]:
+                run = runVariant(variant, inputs[kind, keys], repetition, args)
+                runs.append(run)
+                print(summary(run, args.warmUp), flush=True)
+                status = f"**Incomplete**: {len(runs)} processes so far; the run goes on or was stopped."
+                args.report.write_text(render(args, header, runs, status))
+    minutes = (datetime.datetime.now(datetime.UTC) - began).total_seconds() / 60
+    header["Date"] += f", {minutes:.1f} minutes"
+    header["Load average (1, 5, 15 min) at start"] += f" (at the end: {machine.loadAverage()})"
+    args.report.write_text(render(args, header, runs, f"Complete: {len(runs)} processes."))
+    rawPath = args.workdir / "state" / (args.report.stem + "-runs.json")
+    rawPath.write_text(json.dumps([rawRun(run) for run in runs], indent=1, default=str))
+    print(args.report.read_text())
+    print(f"Written to {args.report}; raw runs in {rawPath}")
+
+
+def rawRun(run: Run) -> dict:
+    """A run as runs.json keeps it."""
+    return {
+        "variant": run.variant, "kind": run.input.kind, "keys": run.input.keys, "repetition": run.repetition,
+        "finished": attrs.asdict(run.finished), "check": run.check(), "loadAverage": run.loadAverage,
+        "result": run.result, "log": run.log,
+    }
+
+
+if __name__ == "__main__":
+    main()
