@@ -101,6 +101,39 @@ def jobText(job) -> str:
     return jobProgress(job.name, job.sparkJobGroup) + (f" · {counted(read, 'item')} read" if read else "")
 
 
+def progressMark(job) -> tuple:
+    """Return what changes whenever ``job`` (a Job) moves on: its status, a stream job's
+    micro-batches and items read, how many Spark stages its Spark jobs started, and the tasks
+    running and done in those that run."""
+    stageIds, running = runningStages(job.sparkJobGroup) if job.sparkJobGroup is not None else ([], [])
+    tasks = [(info.numActiveTasks, info.numCompletedTasks) for info in running]
+    figures = job.metrics() if job.isStream and job.getStatus() is JobStatus.RUNNING else None
+    streamed = (figures.microBatchCount, figures.itemsReadInMicroBatches) if figures is not None else ()
+    return job.getStatus(), *streamed, len(stageIds), tasks
+
+
+class Stalled(TimeoutError):
+    """Nothing moved for a long while: no item arrived and no job moved on."""
+
+
+def awaitProgress(jobs: Sequence, done, stallSeconds: float, waitingFor: str, clock=time.monotonic) -> None:
+    """Wait until ``done()`` is true, however long ``jobs`` (Jobs) take while they move on; a
+    job that fails raises its error. Raise Stalled, saying what was awaited (``waitingFor``, a
+    callable returning text such as 'read 0 of 100 lines'), once no job moved on (see
+    progressMark) for ``stallSeconds``."""
+    marks, moved = None, clock()
+    while not done():
+        for job in jobs:
+            if job.getStatus() in (JobStatus.FAILED, JobStatus.COMPLETED):
+                job.join()  # raises what failed the job
+        now = [progressMark(job) for job in jobs]
+        if now != marks:
+            marks, moved = now, clock()
+        elif clock() - moved > stallSeconds:
+            raise Stalled(f"Nothing moved for {stallSeconds:g} s: the job {waitingFor()}")
+        time.sleep(0.1)
+
+
 def elapsedText(seconds: float) -> str:
     """Return ``12 s``, or ``3 min 05 s`` from a minute on."""
     minutes, seconds = divmod(int(seconds), 60)

@@ -266,13 +266,16 @@ NOTEBOOK_WIDTH = 900
 
 def notebookSvg(planned: Plan, metrics: JobMetrics | None = None, width: float = NOTEBOOK_WIDTH) -> str:
     """Return the SVG text of the plan's picture for a notebook, no wider than ``width``: left to
-    right if that fits, else top to bottom if that does, else the narrower scaled down; its legend
+    right if that fits, else top to bottom if that does, else the narrower scaled down (each drawn
+    only when the one before does not fit); its legend
     drawn apart below it, in as many columns as fit (up to 7), so that it is a few rows high.
     Raises graphviz.ExecutableNotFound without graphviz's ``dot``."""
-    pictures = [planPicture(planned, metrics, rankdir, legend=False) for rankdir in ("LR", "TB")]
-    svgs = [picture.pipe(format="svg", encoding="utf-8") for picture in pictures]
-    fitting = [svg for svg in svgs if svgWidth(svg) <= width]
-    drawn = fitting[0] if fitting else min(svgs, key=svgWidth)
+    svgs = []
+    for rankdir in ("LR", "TB"):
+        svgs.append(planPicture(planned, metrics, rankdir, legend=False).pipe(format="svg", encoding="utf-8"))
+        if svgWidth(svgs[-1]) <= width:
+            break
+    drawn = min(svgs, key=svgWidth)
     for columns in (7, 6, 5, 4, 3, 2):
         legend = legendPicture(planned.hasStages(), metrics, columns).pipe(format="svg", encoding="utf-8")
         if svgWidth(legend) <= width:
@@ -290,30 +293,38 @@ def viewingNote(width: float) -> list[str]:
 
 
 def screenPicture(planned: Plan, metrics: JobMetrics | None = None, noted: bool = True) -> graphviz.Digraph:
-    """Return the picture of a plan (see planPicture) left to right if it fits a screen
-    SCREEN_WIDTH wide, else top to bottom, the stages left of their vertices, if that fits, else
-    the narrower of the two, ``noted`` at its top with how to view it. Without graphviz's
-    ``dot``, which measures them, left to right."""
-    pictures = [planPicture(planned, metrics, rankdir) for rankdir in ("LR", "TB")]
+    """Return the picture of a plan as it best fits a screen (see screenDrawing); without
+    graphviz's ``dot``, which measures it, left to right."""
     try:
-        widths = [svgWidth(picture.pipe(format="svg", encoding="utf-8")) for picture in pictures]
+        return screenDrawing(planned, metrics, noted)[0]
     except graphviz.ExecutableNotFound:
-        return pictures[0]
-    fitting = [picture for picture, width in zip(pictures, widths) if width <= SCREEN_WIDTH]
-    if fitting:
-        return fitting[0]
-    width, narrower = min(zip(widths, pictures), key=lambda pair: pair[0])
+        return planPicture(planned, metrics)
+
+
+def screenDrawing(planned: Plan, metrics: JobMetrics | None = None, noted: bool = True) -> tuple[graphviz.Digraph, str]:
+    """Return the picture of a plan (see planPicture) and its SVG text: left to right if it fits
+    a screen SCREEN_WIDTH wide, else top to bottom, the stages left of their vertices, if that
+    fits, else the narrower of the two, ``noted`` at its top with how to view it. Each is drawn
+    only when the one before does not fit; raises graphviz.ExecutableNotFound without ``dot``."""
+    drawn = []
+    for rankdir in ("LR", "TB"):
+        picture = planPicture(planned, metrics, rankdir)
+        svg = picture.pipe(format="svg", encoding="utf-8")
+        if svgWidth(svg) <= SCREEN_WIDTH:
+            return picture, svg
+        drawn.append((svgWidth(svg), picture, svg))
+    width, narrower, svg = min(drawn, key=lambda candidate: candidate[0])
     if not noted:
-        return narrower
+        return narrower, svg
     withNote = narrower.copy()
     withNote.attr(label=labelText(viewingNote(width)), labelloc="t", labeljust="l", fontsize="14")
-    return withNote
+    return withNote, withNote.pipe(format="svg", encoding="utf-8")
 
 
 def planSvg(work: Plan | Pipeline | DAG, metrics: JobMetrics | None = None, noted: bool = True) -> str:
-    """Return the SVG text of the plan's picture as it best fits a screen (see screenPicture);
+    """Return the SVG text of the plan's picture as it best fits a screen (see screenDrawing);
     raises graphviz.ExecutableNotFound when graphviz's ``dot`` is not installed."""
-    return screenPicture(planOf(work), metrics, noted).pipe(format="svg", encoding="utf-8")
+    return screenDrawing(planOf(work), metrics, noted)[1]
 
 
 def writePlanSvg(work: Plan | Pipeline | DAG, path: str, metrics: JobMetrics | None = None) -> tuple[str, str | None]:

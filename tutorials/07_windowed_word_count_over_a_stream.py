@@ -10,7 +10,7 @@ import time
 from collections import defaultdict
 
 from sparkjet import AggregateOperations, Jet, Pipeline, Sinks, Sources, WindowDefinition, wholeItem
-from sparkjet.planner import JobStatus
+from sparkjet.planner.progress import awaitProgress
 
 BUNDLED_CORPUS = pathlib.Path(__file__).resolve().parent / "data" / "tinyshakespeare.txt"
 
@@ -76,32 +76,21 @@ def linesRead(job) -> int:
     return sum(batch.itemsRead for batch in job.metrics().microBatches)
 
 
-def awaitRead(job, lines: int, timeoutSeconds: float) -> None:
-    """Wait until the job's micro-batches have read ``lines`` lines."""
-    deadline = time.monotonic() + timeoutSeconds
-    while linesRead(job) < lines:
-        if job.getStatus() is not JobStatus.RUNNING:
-            job.join()  # raises what failed the job
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"The job read {linesRead(job)} of {lines} lines in {timeoutSeconds} s")
-        time.sleep(0.1)
+def awaitRead(job, lines: int, stallSeconds: float) -> None:
+    """Wait until the job's micro-batches have read ``lines`` lines, however long that takes
+    while the job moves on; give up once nothing moved for ``stallSeconds``."""
+    awaitProgress([job], lambda: linesRead(job) >= lines, stallSeconds, lambda: f"read {linesRead(job)} of {lines} lines")
 
 
-def awaitWindows(jet: Jet, expected: set[int], timeoutSeconds: float) -> list:
+def awaitWindows(jet: Jet, job, expected: set[int], stallSeconds: float) -> list:
     """Wait until the list 'counts' holds results of every window starting at ``expected``;
     return them. A window's results arrive together: a micro-batch's list items at once."""
-    deadline = time.monotonic() + timeoutSeconds
-    while True:
-        results = list(jet.getList("counts"))
-        missing = expected - {result.start for result in results}
-        if not missing:
-            return results
-        if time.monotonic() > deadline:
-            raise TimeoutError(
-                f"{len(missing)} windows had no results after {timeoutSeconds} s, "
-                f"the first starting at {min(missing)} ms"
-            )
-        time.sleep(0.1)
+
+    def missing() -> set[int]:
+        return expected - {result.start for result in list(jet.getList("counts"))}
+
+    awaitProgress([job], lambda: not missing(), stallSeconds, lambda: f"has no results of {len(missing())} windows yet")
+    return list(jet.getList("counts"))
 
 
 def cancelled(job) -> None:
@@ -153,7 +142,7 @@ def printFigures(dropped: list[tuple[str, list[str], float]], metrics) -> None:
     print(metrics.format())
 
 
-def streamFiles(jet: Jet, job, incoming: pathlib.Path, files: dict[str, list[str]], timeoutSeconds: float):
+def streamFiles(jet: Jet, job, incoming: pathlib.Path, files: dict[str, list[str]], stallSeconds: float):
     """Drop each file into ``incoming`` once the job has read the ones before it; return when
     each was dropped (seconds after the first) and, per window start, the file whose reading
     made its results arrive."""
@@ -164,7 +153,7 @@ def streamFiles(jet: Jet, job, incoming: pathlib.Path, files: dict[str, list[str
         dropped.append((name, content, time.perf_counter() - started))
         dropFile(incoming, name, content)
         read += len(content)
-        awaitRead(job, read, timeoutSeconds)
+        awaitRead(job, read, stallSeconds)
         for result in list(jet.getList("counts")):
             closedBy.setdefault(result.start, name)
     return dropped, closedBy
@@ -181,7 +170,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--lines-per-file", type=int, default=100, help="how many lines each file holds")
     parser.add_argument("--top", type=int, default=5, help="how many words to print per window")
     parser.add_argument("--output", default=".", help="directory of the plan's picture")
-    parser.add_argument("--timeout", type=float, default=60, help="seconds to wait for each step")
+    parser.add_argument(
+        "--stall", type=float, default=300, help="seconds without progress (no item read, no task done) to give up after"
+    )
     parser.add_argument("--master", default=None, help="Spark master URL (default local[*])")
     args = parser.parse_args(argv)
     output = pathlib.Path(args.output)
@@ -203,8 +194,8 @@ def main(argv: list[str] | None = None) -> dict:
             job = jet.newJob(p)
             try:
                 started = time.perf_counter()
-                dropped, closedBy = streamFiles(jet, job, incoming, files, args.timeout)
-                results = awaitWindows(jet, windowsWithWords(lines), args.timeout)
+                dropped, closedBy = streamFiles(jet, job, incoming, files, args.stall)
+                results = awaitWindows(jet, job, windowsWithWords(lines), args.stall)
                 seconds = time.perf_counter() - started
             finally:
                 cancelled(job)  # a stream job runs until cancelled; shutdown() would wait for it
