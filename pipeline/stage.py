@@ -106,12 +106,8 @@ class BatchStage(Stage):
 
     def peek(self, shouldLogFn: Callable | None = None, toStringFn: Callable | None = None) -> "BatchStage":
         """Log the items this stage emits (those ``shouldLogFn`` accepts, as ``toStringFn``
-        renders them) on the worker, at INFO; adds no vertex. Return this stage."""
-        if self.rebalancing is not None:
-            raise PipelineError(
-                f"{self.describe()}: peek() right after rebalance() is not supported; "
-                "call peek() before rebalance()"
-            )
+        renders them) on the worker, at INFO; adds no vertex. Return this stage (rebalanced
+        before the next stage still, where it was)."""
         checkPicklable((shouldLogFn, toStringFn), self.name(), "shouldLogFn and toStringFn")
         self.pipeline.update(self.index, lambda t: attrs.evolve(t, peek=Peek(shouldLogFn, toStringFn)))
         return self

@@ -465,7 +465,7 @@ def lowerWindowAggregate(transform: WindowAggregateTransform, builder: DagBuilde
     """Jet's window plans: ``sliding-window-prepare`` -(distributed partitioned)-> ``sliding-window``
     when the operation combines and no early results are asked, else one ``sliding-window``, or
     ``session-window``; without a key, the last vertex has parallelism 1 and gets every item.
-    Each input of a co-aggregation is partitioned by its own key. Each result is an event timed
+    A keyed window after ``rebalance()`` is one stage, as Jet plans it. Each input of a co-aggregation is partitioned by its own key. Each result is an event timed
     at its window's last moment, as Jet stamps it."""
     name, label, definition = transform.name, stageName(transform), transform.windowDefinition
     keyed = bool(transform.keyFns)
@@ -482,12 +482,13 @@ def lowerWindowAggregate(transform: WindowAggregateTransform, builder: DagBuilde
         return byKey(edge.distributed()) if keyed else edge.distributed().allToOne(name)
 
     early = definition.earlyResultsPeriod
+    rebalanced = any(map(transform.rebalancing, range(len(keyFns))))
     if isinstance(definition, SessionWindowDefinition):
         builder.addReason("session windows: one stage, each key's events on one processor")
         supplier = SessionWindowP(definition.sessionTimeout, keyFns, timestampFns, op, label, outputFn, early)
         vertex = builder.addVertex(name, supplier, parallelism)
         builder.addEdges(index, vertex, intoLast)
-    elif singleStage := singleWindowStageBecause(op.combineFn is None, early > 0):
+    elif singleStage := singleWindowStageBecause(op.combineFn is None, early > 0, keyed and rebalanced):
         builder.addReason(singleStage)
         policy = definition.toSlidingWindowPolicy()
         supplier = aggregateToSlidingWindowP(keyFns, timestampFns, policy, op, label, outputFn, early)
@@ -514,12 +515,14 @@ def onPayloads(op: AggregateOperation) -> AggregateOperation:
     return op.withAccumulateFns(*(AccumulatePayload(fn) for fn in op.accumulateFn.accumulateFns))
 
 
-def singleWindowStageBecause(noCombine: bool, earlyResults: bool) -> str | None:
+def singleWindowStageBecause(noCombine: bool, earlyResults: bool, keyedAfterRebalance: bool) -> str | None:
     """Return why a window aggregation runs in one stage, as Jet's planner decides; None for two."""
     if noCombine:
         return "single-stage window aggregation: the operation has no combine"
     if earlyResults:
         return "single-stage window aggregation: early results come from the one stage holding whole windows"
+    if keyedAfterRebalance:
+        return "single-stage window aggregation: `rebalance()` before it sends every item across, to its key's processor"
     return None
 
 

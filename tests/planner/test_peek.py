@@ -7,7 +7,8 @@ import pytest
 from sparkjet.coredag.api.processor import ProcessorContext
 from sparkjet.coredag.processors.peeking import PeekingP
 from sparkjet.coredag.processors.stateless import StepKind
-from sparkjet.pipeline import AggregateOperations, Pipeline, PipelineError, Sinks, Sources
+from sparkjet.coredag.model.edge import RoutingPolicy
+from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources
 from sparkjet.planner import plan
 
 CONTEXT = ProcessorContext("v", 0, 1)
@@ -45,11 +46,13 @@ def test_peek_of_an_aggregation_wraps_the_vertex_emitting_its_result(caplog):
     assert [r.getMessage() for r in caplog.records] == ["6"]
 
 
-def test_peek_right_after_rebalance_is_an_error():
+def test_peek_right_after_rebalance_peeks_the_stage_and_keeps_the_next_edge_rebalanced():
     p = Pipeline.create()
-    refusal = r"^Stage 'items' \(defined at test_peek\.py:\d+\): peek\(\) right after rebalance\(\) is not supported"
-    with pytest.raises(PipelineError, match=refusal):
-        p.readFrom(Sources.items([1])).rebalance().peek()
+    p.readFrom(Sources.items([1])).rebalance(str).peek().map(str).writeTo(Sinks.noop())
+    dag = plan(p)
+    assert isinstance(dag.getVertex("items").processorSupplier, PeekingP)
+    (edge,) = dag.getInboundEdges("map")
+    assert edge.isDistributed and edge.routing is RoutingPolicy.PARTITIONED
 
 
 @pytest.mark.spark
