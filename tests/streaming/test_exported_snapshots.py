@@ -19,7 +19,8 @@ from sparkjet import (
 )
 from sparkjet.planner import JobStatus, plan
 from sparkjet.coredag.runtime.stream.exported_snapshot import JobStateSnapshot, checkCompatible, loadSnapshot
-from tests.streaming.test_stream_jobs import dropFile, eventually
+from tests.conftest import eventually
+from tests.streaming.test_stream_jobs import dropFile
 
 
 def word(line: str) -> str:
@@ -64,7 +65,7 @@ def test_a_new_version_goes_on_from_the_snapshot_its_old_version_was_cancelled_w
     new = jet.newJob(runningCounts(watched, "v2", after=shouted), JobConfig().setInitialSnapshotName("counts"))
     try:
         dropFile(watched, "b.txt", ["ant", "cat"])
-        eventually(lambda: len(jet.getList("v2")) == 2, seconds=90)
+        eventually(lambda: len(jet.getList("v2")) == 2)
         assert sorted(jet.getList("v2")) == [("ANT", 3), ("CAT", 1)], "a.txt is not read again; ant goes on at 3"
     finally:
         new.cancel()
@@ -102,7 +103,7 @@ def test_a_job_exporting_a_snapshot_goes_on_running_and_a_suspended_one_exports_
     later = jet.newJob(runningCounts(watched, "from-suspended"), JobConfig().setInitialSnapshotName("while-suspended"))
     try:
         dropFile(watched, "c.txt", ["ant"])
-        eventually(lambda: ("ant", 3) in jet.getList("from-suspended"), seconds=90)
+        eventually(lambda: ("ant", 3) in jet.getList("from-suspended"))
         assert jet.getList("from-suspended") == [("ant", 3)]
     finally:
         later.cancel()

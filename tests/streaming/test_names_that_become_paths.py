@@ -9,7 +9,8 @@ import pytest
 
 from sparkjet import JobConfig, JobError, Pipeline, ProcessingGuarantee, Sinks, Sources, SparkjetError, TestSources
 from sparkjet.coredag.runtime.stream.state_directory import fileName
-from tests.streaming.test_stream_jobs import dropFile, eventually
+from tests.conftest import eventually
+from tests.streaming.test_stream_jobs import dropFile
 
 EVENTS = [(number, f"item-{number}") for number in range(6)]
 
@@ -52,7 +53,7 @@ def test_a_job_named_dot_dot_removes_nothing_beside_its_checkpoint(jet, tmp_path
     (stateDirectory / "another-job" / "keep.txt").write_text("kept")
     (tmp_path / "beside.txt").write_text("kept")
     p = Pipeline.create()
-    p.readFrom(TestSources.finiteStream(EVENTS, itemsPerBatch=3)).withoutTimestamps().writeTo(Sinks.list(f"dots{name}"))
+    p.readFrom(TestSources.finiteStream(EVENTS, itemsPerBatch=len(EVENTS))).withoutTimestamps().writeTo(Sinks.list(f"dots{name}"))
     jet.newJob(p, guaranteed(name)).join()
     assert sorted(jet.getList(f"dots{name}")) == sorted(item for _, item in EVENTS)
     assert (stateDirectory / "another-job" / "keep.txt").read_text() == "kept"
@@ -66,7 +67,7 @@ def test_a_completed_job_keeps_the_files_sink_and_the_users_files_in_its_checkpo
     checkpoint.mkdir()
     (checkpoint / "notes.txt").write_text("the user's")
     p = Pipeline.create()
-    p.readFrom(TestSources.finiteStream(EVENTS, itemsPerBatch=3)).withoutTimestamps().writeTo(
+    p.readFrom(TestSources.finiteStream(EVENTS, itemsPerBatch=len(EVENTS))).withoutTimestamps().writeTo(
         Sinks.files(str(checkpoint / "out"))
     )
     jet.newJob(p, guaranteed("inside").setCheckpointLocation(str(checkpoint))).join()

@@ -13,7 +13,8 @@ import pytest
 
 from sparkjet import AggregateOperations, Jet, JobConfig, Pipeline, ProcessingGuarantee, Sinks, Sources, UserFunctionError
 from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError
-from tests.streaming.test_stream_jobs import dropFile, eventually
+from tests.conftest import eventually
+from tests.streaming.test_stream_jobs import dropFile
 
 pytestmark = pytest.mark.spark
 
@@ -64,9 +65,9 @@ def failedCheckpoint(tmp_path_factory, spark):
     jet = Jet(spark=spark)
     job = jet.newJob(runningCounts(watched, "failing", failing=True), guaranteed(checkpoint))
     dropFile(watched, "a.txt", ["ant"])
-    eventually(lambda: ("ant", 1) in jet.getList("failing"), seconds=120)
+    eventually(lambda: ("ant", 1) in jet.getList("failing"))
     dropFile(watched, "b.txt", ["ant"])
-    eventually(lambda: ("ant", 2) in jet.getList("failing"), seconds=120)
+    eventually(lambda: ("ant", 2) in jet.getList("failing"))
     dropFile(watched, "c.txt", ["boom"])
     with pytest.raises(UserFunctionError):
         job.join()
@@ -96,9 +97,9 @@ def test_a_restart_whose_aggregation_changed_is_refused_naming_the_vertex(jet, k
 def test_a_restart_with_the_pipeline_fixed_goes_on_from_the_state(jet, keptCheckpoint):
     watched, checkpoint = keptCheckpoint
     with cancelledAtTheEnd(jet.newJob(runningCounts(watched, "fixed"), guaranteed(checkpoint))):
-        eventually(lambda: ("boom", 1) in jet.getList("fixed"), seconds=120)
+        eventually(lambda: ("boom", 1) in jet.getList("fixed"))
         dropFile(watched, "d.txt", ["ant"])
-        eventually(lambda: ("ant", 3) in jet.getList("fixed"), seconds=120)
+        eventually(lambda: ("ant", 3) in jet.getList("fixed"))
 
 
 def test_a_restart_whose_stateful_stage_was_renamed_says_its_state_is_dropped(jet, keptCheckpoint):
@@ -106,7 +107,7 @@ def test_a_restart_whose_stateful_stage_was_renamed_says_its_state_is_dropped(je
     with pytest.warns(UserWarning, match=r"Job 'counts' goes on from its checkpoint without the state of "
                       r"'rolling-aggregate': .* starts empty"):
         with cancelledAtTheEnd(jet.newJob(runningCounts(watched, "renamed", name="counted"), guaranteed(checkpoint))):
-            eventually(lambda: ("boom", 1) in jet.getList("renamed"), seconds=120)
+            eventually(lambda: ("boom", 1) in jet.getList("renamed"))
 
 
 def test_a_second_job_on_a_checkpoint_in_use_is_refused_and_the_first_goes_on(jet, keptCheckpoint):
@@ -115,7 +116,7 @@ def test_a_second_job_on_a_checkpoint_in_use_is_refused_and_the_first_goes_on(je
         with pytest.raises(CheckpointError, match=r"Job 'other' cannot use the checkpoint '.*': another running job uses it"):
             jet.newJob(runningCounts(watched, "second"), guaranteed(checkpoint, "other"))
         dropFile(watched, "e.txt", ["ant"])
-        eventually(lambda: ("ant", 3) in jet.getList("first"), seconds=120)
+        eventually(lambda: ("ant", 3) in jet.getList("first"))
 
 
 def test_a_checkpoint_whose_commit_log_was_removed_is_refused(jet, keptCheckpoint):

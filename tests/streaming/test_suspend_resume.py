@@ -8,7 +8,8 @@ import pytest
 
 from sparkjet import AggregateOperations, JobConfig, JobError, Pipeline, ProcessingGuarantee, Sinks, Sources
 from sparkjet.planner import JobStatus
-from tests.streaming.test_stream_jobs import dropFile, eventually
+from tests.conftest import eventually
+from tests.streaming.test_stream_jobs import dropFile
 
 pytestmark = pytest.mark.spark
 
@@ -34,11 +35,11 @@ def test_a_suspended_job_goes_on_from_its_snapshot_when_resumed_or_restarted(jet
         eventually(lambda: job.getStatus() is JobStatus.SUSPENDED)
         dropFile(watched, "b.txt", ["ant"])
         job.resume()
-        eventually(lambda: ("ant", 3) in counts, seconds=90)
+        eventually(lambda: ("ant", 3) in counts)
         assert job.getStatus() is JobStatus.RUNNING
         job.restart()
         dropFile(watched, "c.txt", ["bee", "ant"])
-        eventually(lambda: {("bee", 2), ("ant", 4)} <= set(counts), seconds=90)
+        eventually(lambda: {("bee", 2), ("ant", 4)} <= set(counts))
         assert sorted(counts) == [("ant", 1), ("ant", 2), ("ant", 3), ("ant", 4), ("bee", 1), ("bee", 2)]
     finally:
         job.cancel()
@@ -75,7 +76,7 @@ def test_a_lifecycle_call_in_the_wrong_status_is_a_job_error_naming_the_status(j
                 call()
         job.resume()
         dropFile(watched, "a.txt", ["after the resume"])
-        eventually(lambda: jet.getList("lifecycle") == ["after the resume"], seconds=90)
+        eventually(lambda: jet.getList("lifecycle") == ["after the resume"])
     finally:
         job.cancel()
     with pytest.raises(concurrent.futures.CancelledError):
