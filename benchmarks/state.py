@@ -135,6 +135,11 @@ def parseArgs(argv: list[str] | None) -> argparse.Namespace:
     unknown = set(args.variants + args.hotVariants) - set(VARIANTS)
     if unknown:
         parser.error(f"unknown variants {sorted(unknown)}: choose among {', '.join(VARIANTS)}")
+    if "ss-pandas-state" in args.variants + args.hotVariants and not (PANDAS_PATH / "pandas").is_dir():
+        parser.error(
+            f"ss-pandas-state needs pandas and pyarrow in {PANDAS_PATH}: `bash benchmarks/run state` installs them "
+            "there; or leave it out with --variants"
+        )
     if args.measured < 1 or args.warmUp < 0 or args.words < 1:
         parser.error("need at least one measured micro-batch and one word per micro-batch")
     suffix = "-quick" if args.quick else "-long" if args.long else ""
