@@ -1,12 +1,14 @@
 """Sinks: where a pipeline's results go."""
 
 import os
+from collections.abc import Callable
 
 import attrs
 
 from sparkjet.coredag.errors import SourceLocation
 from sparkjet.coredag.processors.output_paths import unsafeOutputMessage, unsafeOutputReason
 from sparkjet.pipeline.errors import PipelineError
+from sparkjet.pipeline.functions import checkFunction
 
 
 @attrs.frozen
@@ -57,6 +59,15 @@ class NoopSink(Sink):
     """The items are discarded."""
 
 
+@attrs.frozen
+class ProcessorSink(Sink):
+    """The items go to processors of the user's own (Jet's ``Sinks.fromProcessor``), as many
+    as ``preferredLocalParallelism`` (-1: the default) unless the stage sets it."""
+
+    processorSupplier: Callable
+    preferredLocalParallelism: int = -1
+
+
 class Sinks:
     """Factories of sinks."""
 
@@ -95,6 +106,14 @@ class Sinks:
     def noop() -> NoopSink:
         """Discard every item."""
         return NoopSink("noop")
+
+    @staticmethod
+    def fromProcessor(name: str, processorSupplier: Callable, preferredLocalParallelism: int = -1) -> ProcessorSink:
+        """Write the items with processors from ``processorSupplier()``, a sink named ``name``
+        (Jet's ``Sinks.fromProcessor``); after a restart a stream job may give them a
+        micro-batch's items again, unless they take part in its snapshots."""
+        checkFunction(processorSupplier, name, "processorSupplier")
+        return ProcessorSink(name, processorSupplier, preferredLocalParallelism)
 
 
 def outputDirectory(directory, origin: str) -> str:

@@ -1,12 +1,14 @@
-"""Jet's ``SourceBuilder`` for streams: a source made of the user's functions, ``createFn``
-making its state, ``fillBufferFn`` adding the items available now to a buffer, ``destroyFn``
-ending it, and ``createSnapshotFn`` / ``restoreSnapshotFn`` taking its state across a restart."""
+"""Jet's ``SourceBuilder``: a source made of the user's functions, ``createFn`` making its state,
+``fillBufferFn`` adding the items available now to a buffer, ``destroyFn`` ending it; a stream's
+``createSnapshotFn`` / ``restoreSnapshotFn`` take its state across a restart, and a batch
+source's ``fillBufferFn`` closes the buffer after its last item."""
 
 from collections.abc import Callable
 
 import attrs
 
 from sparkjet.coredag.errors import SourceLocation
+from sparkjet.coredag.processors.sources import BuiltBatchP
 from sparkjet.pipeline.errors import PipelineError
 from sparkjet.pipeline.functions import checkFunction
 from sparkjet.pipeline.stream_sources import StreamSource
@@ -91,9 +93,64 @@ class FaultTolerant:
         )
 
 
+@attrs.frozen
+class BatchSourceBuilder:
+    """Collects a batch source's functions; ``build()`` returns the source."""
+
+    name: str
+    createFn: Callable
+    fillBuffer: Callable | None = None
+    destroy: Callable | None = None
+    localParallelism: int | None = None
+    """Set by ``distributed``: the processors each running the functions."""
+
+    def fillBufferFn(self, fillBufferFn: Callable) -> "BatchSourceBuilder":
+        """Set the function adding the next items, ``fillBufferFn(state, buffer)``: it calls
+        ``buffer.add(item)``, and ``buffer.close()`` once it added the last; it is called
+        again until then."""
+        checkFunction(fillBufferFn, self.name, "fillBufferFn")
+        return attrs.evolve(self, fillBuffer=fillBufferFn)
+
+    def destroyFn(self, destroyFn: Callable) -> "BatchSourceBuilder":
+        """Set the function ending the state once the items end or the job fails: ``destroyFn(state)``."""
+        checkFunction(destroyFn, self.name, "destroyFn")
+        return attrs.evolve(self, destroy=destroyFn)
+
+    def distributed(self, preferredLocalParallelism: int) -> "BatchSourceBuilder":
+        """Run the functions in ``preferredLocalParallelism`` processors, each with its own
+        state from ``createFn(context)`` (``context.globalProcessorIndex`` tells them apart);
+        without it, one processor runs them, as in Jet."""
+        if isinstance(preferredLocalParallelism, bool) or not isinstance(preferredLocalParallelism, int) or (
+            preferredLocalParallelism <= 0
+        ):
+            raise PipelineError(
+                f"SourceBuilder '{self.name}' (at {SourceLocation.ofUserCall()}): distributed() takes a positive "
+                f"number of processors, got {preferredLocalParallelism!r}"
+            )
+        return attrs.evolve(self, localParallelism=preferredLocalParallelism)
+
+    def build(self):
+        """Return the batch source (a ``Sources.batchFromProcessor`` source, as Jet's)."""
+        from sparkjet.pipeline.sources import ProcessorBatchSource  # it imports this module
+
+        if self.fillBuffer is None:
+            raise PipelineError(
+                f"SourceBuilder '{self.name}' (built at {SourceLocation.ofUserCall()}): fillBufferFn must be set"
+            )
+        supplier = BuiltBatchP(self.name, self.createFn, self.fillBuffer, self.destroy, self.localParallelism is not None)
+        return ProcessorBatchSource(self.name, supplier, preferredLocalParallelism=self.localParallelism or 1)
+
+
 class SourceBuilder:
-    """Sources of your own functions (Jet's ``SourceBuilder``). The functions run on the driver,
-    in one thread, and the items they add reach the job's processors through Spark."""
+    """Sources of your own functions (Jet's ``SourceBuilder``). A stream source's functions run
+    on the driver, in one thread, and the items they add reach the job's processors through
+    Spark; a batch source's run in its processors, on the workers."""
+
+    @staticmethod
+    def batch(name: str, createFn: Callable) -> BatchSourceBuilder:
+        """Start a batch source named ``name`` whose state ``createFn(context)`` makes."""
+        checkFunction(createFn, name, "createFn")
+        return BatchSourceBuilder(name, createFn)
 
     @staticmethod
     def stream(name: str, createFn: Callable) -> StreamSourceBuilder:

@@ -1,23 +1,40 @@
 """Sources: where a pipeline's items come from."""
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import attrs
 
 from sparkjet.coredag.errors import SourceLocation
+from sparkjet.coredag.processors.built_stream_source import (
+    StartProcessor,
+    closeProcessor,
+    completeOnce,
+    restoreProcessor,
+    snapshotOfProcessor,
+)
 from sparkjet.coredag.processors.sources import charsetProblem
 from sparkjet.coredag.processors.stream_sources import DEFAULT_MAX_LINE_BYTES
 from sparkjet.pipeline.errors import PipelineError
-from sparkjet.pipeline.functions import checkPicklable
+from sparkjet.pipeline.functions import checkFunction, checkPicklable
+from sparkjet.pipeline.source_builder import BuiltStreamSource
 from sparkjet.pipeline.stream_sources import FileWatcherSource, SocketSource, fileWatcher, socket
 
 
 @attrs.frozen
 class BatchSource:
-    """A finite source of items, named as Jet names it."""
+    """A finite source of items, named as Jet names it; its vertex has
+    ``preferredLocalParallelism`` processors unless the stage sets it (-1: the default)."""
 
     name: str
+    preferredLocalParallelism: int = attrs.field(default=-1, kw_only=True)
+
+
+@attrs.frozen
+class ProcessorBatchSource(BatchSource):
+    """The items processors of the user's own emit (Jet's ``Sources.batchFromProcessor``)."""
+
+    processorSupplier: Callable
 
 
 @attrs.frozen
@@ -97,6 +114,27 @@ class Sources:
                 f"DataFrame, got {type(dataFrame).__name__}"
             )
         return DataFrameSource("dataframeSource", dataFrame)
+
+    @staticmethod
+    def batchFromProcessor(
+        name: str, processorSupplier: Callable, preferredLocalParallelism: int = -1
+    ) -> ProcessorBatchSource:
+        """Read the items that processors from ``processorSupplier()`` emit, as a batch source
+        named ``name`` (Jet's ``Sources.batchFromProcessor``): each completes once it emitted its last."""
+        checkFunction(processorSupplier, name, "processorSupplier")
+        return ProcessorBatchSource(name, processorSupplier, preferredLocalParallelism=preferredLocalParallelism)
+
+    @staticmethod
+    def streamFromProcessor(name: str, processorSupplier: Callable) -> BuiltStreamSource:
+        """Stream the items a processor from ``processorSupplier()`` emits from ``complete()``
+        (Jet's ``Sources.streamFromProcessor``). It runs on the driver, as a SourceBuilder
+        source does, its items reaching the job through Spark; its ``saveToSnapshot`` entries
+        go with them, and a restarted job gives them back to a new processor before it goes on."""
+        checkFunction(processorSupplier, name, "processorSupplier")
+        return BuiltStreamSource(
+            name, StartProcessor(processorSupplier), completeOnce, closeProcessor,
+            createSnapshotFn=snapshotOfProcessor, restoreSnapshotFn=restoreProcessor,
+        )
 
     @staticmethod
     def items(items: Iterable) -> ItemsSource:

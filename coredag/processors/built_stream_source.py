@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import attrs
 
-from sparkjet.coredag.api.processor import ProcessorContext
+from sparkjet.coredag.api.processor import Inbox, Outbox, Processor, ProcessorContext, restoreSnapshot
 from sparkjet.coredag.errors import JobError, UserFunctionError, shorten
 from sparkjet.coredag.model.event_time_policy import TIMESTAMP_ADVICE
 from sparkjet.coredag.processors.stream_sources import PickledEvents, StreamSourceP
@@ -307,3 +307,51 @@ class SourceFeeder:
             return call()
         except Exception as cause:
             raise UserFunctionError(self._source.sourceId, f"(in {function})", cause) from cause
+
+
+class DrivenProcessor:
+    """A stream source processor of the user's own (Jet's ``Sources.streamFromProcessor``), run
+    on the driver as a built source's state: each ``fillBufferFn`` call is one ``complete()``."""
+
+    def __init__(self, processor: Processor, context: ProcessorContext) -> None:
+        self.processor, self.outbox, self.done = processor, Outbox(1, None), False
+        processor.init(self.outbox, context)
+
+
+@attrs.frozen
+class StartProcessor:
+    """A driven processor's ``createFn``: a new processor from ``supplier``, initialized."""
+
+    supplier: Callable[[], Processor]
+
+    def __call__(self, context: ProcessorContext) -> DrivenProcessor:
+        return DrivenProcessor(self.supplier(), context)
+
+
+def completeOnce(driven: DrivenProcessor, buffer: SourceBuffer) -> None:
+    """A driven processor's ``fillBufferFn``: call ``complete()`` once, until it returns True,
+    and add what it emitted."""
+    if not driven.done:
+        driven.done = driven.processor.complete()
+    for item in driven.outbox.drainBucket(0):
+        buffer.add(item)
+
+
+def closeProcessor(driven: DrivenProcessor) -> None:
+    """A driven processor's ``destroyFn``."""
+    driven.processor.close()
+
+
+def snapshotOfProcessor(driven: DrivenProcessor) -> list[tuple]:
+    """A driven processor's ``createSnapshotFn``: the entries its ``saveToSnapshot()`` saves."""
+    while not driven.processor.saveToSnapshot():
+        pass
+    return driven.outbox.drainSnapshotBucket()
+
+
+def restoreProcessor(driven: DrivenProcessor, snapshots: list) -> None:
+    """A driven processor's ``restoreSnapshotFn``: its entries to ``restoreFromSnapshot``, then
+    ``finishSnapshotRestore()``."""
+    restoreSnapshot(driven.processor, Inbox(entry for entries in snapshots for entry in entries))
+    while not driven.processor.finishSnapshotRestore():
+        pass
