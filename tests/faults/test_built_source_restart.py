@@ -1,12 +1,12 @@
 """A SourceBuilder source across a killed driver (issue 25, point 3): a stream job counting
 2,000 numbers from a source with Jet's createSnapshotFn and restoreSnapshotFn into a files sink
-is SIGKILLed, its whole process group, and run again with the same name and checkpoint. Kill
-points: from outside once a seeded number of micro-batches is committed, or from inside while the
-source's feeder feeds a file: its items written aside and its snapshot not yet saved, or its
-snapshot saved and its items not yet moved into place. Every number is in the files exactly
-once, against an offline count. The suite runs one trial; ``SPARKJET_KILL_TRIALS=N`` runs N over
-the kill points. The source adds 250 numbers more per committed micro-batch, so
-the kill falls in the middle of the stream however loaded the machine is."""
+is SIGKILLed, its whole process group, and run again with the same name and checkpoint, in the
+tests' process. Kill points: from outside once a seeded number of micro-batches is committed,
+or from inside while the source's feeder feeds a file: its items written aside and its snapshot
+not yet saved, or its snapshot saved and its items not yet moved into place. Every number is in
+the files exactly once, against an offline count. The suite runs one trial;
+``SPARKJET_KILL_TRIALS=N`` runs N over the kill points. The source adds 250 numbers more per
+committed micro-batch, so the kill falls in the middle of the stream however loaded the machine is."""
 
 import os
 import random
@@ -16,7 +16,7 @@ from collections import Counter
 
 import pytest
 
-from tests.faults.test_stream_restart import killAfterCommits, start, visibleLines
+from tests.faults.test_stream_restart import ended, killAfterCommits, runHere, start, visibleLines
 
 pytestmark = pytest.mark.spark
 
@@ -28,6 +28,7 @@ TRIALS = int(os.environ.get("SPARKJET_KILL_TRIALS", "1"))
 SCRIPT = textwrap.dedent(
     """
     import os, signal, sys, time
+    from pyspark.sql import SparkSession
     from sparkjet import Jet, JobConfig, Pipeline, ProcessingGuarantee, Sinks, SourceBuilder
 
     output, checkpoint, master, guarantee, killAt = sys.argv[1:6]
@@ -73,7 +74,8 @@ SCRIPT = textwrap.dedent(
     p.readFrom(source).withoutTimestamps().map(str).writeTo(Sinks.files(output))
     config = (JobConfig().setName("numbers").setProcessingGuarantee(ProcessingGuarantee[guarantee])
               .setCheckpointLocation(checkpoint))
-    job = Jet(master=master).newJob(p, config)
+    jet = Jet(spark=SparkSession.getActiveSession()) if master == "this session" else Jet(master=master)
+    job = jet.newJob(p, config)
 
     def written():
         names = os.listdir(output) if os.path.isdir(output) else []
@@ -88,28 +90,26 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def killedOnce(tmp_path, trial: random.Random, point: str):
-    """Run the job until it is killed at ``point`` (seeded by ``trial``), then run it again until
-    its last number is written; return its output directory."""
+def killedOnce(tmp_path, monkeypatch, trial: random.Random, point: str):
+    """Run the job until it is killed at ``point`` (seeded by ``trial``), then run it again in
+    this process until its last number is written; return its output directory."""
     script, output, checkpoint = tmp_path / "job.py", tmp_path / "out", tmp_path / "checkpoint"
     script.write_text(SCRIPT)
     if point == "outside":
         first = start(script, output, checkpoint)
-        killAfterCommits(first, checkpoint, trial.randint(1, 5), trial, seconds=300)
+        killAfterCommits(first, checkpoint, trial.randint(1, 5), trial)
     else:
         first = start(script, output, checkpoint, killAt=f"{point}:{trial.randint(3, 30)}")
-    first.wait(timeout=300)
-    assert first.returncode == -signal.SIGKILL, f"the first run was not killed:\n{first.stdout.read()}"
-    second = start(script, output, checkpoint)
-    printed, _ = second.communicate(timeout=300)
-    assert second.returncode == 0 and "completed" in printed, printed
+    status, log = ended(first, output)
+    assert status == -signal.SIGKILL, f"the first run was not killed:\n{log[-3000:]}"
+    runHere(monkeypatch, script, output, checkpoint, "this session", "EXACTLY_ONCE", "none")
     return output
 
 
 @pytest.mark.parametrize("seed", range(TRIALS))
-def test_a_killed_job_run_again_gets_every_item_of_a_built_source_once(tmp_path, seed):
+def test_a_killed_job_run_again_gets_every_item_of_a_built_source_once(spark, tmp_path, monkeypatch, seed):
     """Trial ``seed`` kills at ``KILL_POINTS[seed % 3]``: the first, in the default suite, once
     the snapshot is saved and before its items are moved in (the feeder rolls that file forward)."""
     point = KILL_POINTS[seed % len(KILL_POINTS)]
-    output = killedOnce(tmp_path, random.Random(seed), point)
+    output = killedOnce(tmp_path, monkeypatch, random.Random(seed), point)
     assert visibleLines(output) == Counter(str(number) for number in range(TOTAL)), "each number once, none lost"
