@@ -7,7 +7,8 @@ Every micro-batch is one file of N words (one a line) drawn from K keys. The fir
 one of the K keys into the state once; then come the warm-up micro-batches and the measured ones.
 Two kinds of input: **uniform** (each word drawn from all K keys) and **hot** (each word drawn
 from the same 20k keys, K held). Each variant (``benchmarks.state_variants``) runs in a fresh
-process on the session ``Jet(master="local[2]")`` starts: sparkjet's
+process on the session ``Jet(master="local[2]")`` starts, the variants of an input (and all the
+hot inputs) side by side, taking their micro-batches in turn: sparkjet's
 ``groupingKey(wholeItem()).rollingAggregate(counting())`` under EXACTLY_ONCE, Structured
 Streaming's ``groupBy().count()`` on the HDFS-backed and the RocksDB state store, and
 ``applyInPandasWithState`` (Python state on Spark's store). The report gives the median time of a
@@ -25,6 +26,8 @@ import shlex
 import shutil
 import statistics
 import sys
+import threading
+import time
 from collections import Counter
 
 import attrs
@@ -117,6 +120,9 @@ def parseArgs(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--hot-variants", dest="hotVariants", help=f"on the hot inputs (default {DEFAULT['hotVariants']})")
     parser.add_argument("--pandas-max-keys", dest="pandasMaxKeys", type=int, default=100_000,
                         help="ss-pandas-state only up to this many keys held (default 100,000: a Python call per key)")
+    parser.add_argument("--groups-at-once", dest="groupsAtOnce", action="store_true",
+                        help="run the uniform inputs and the hot group at the same time, each still taking its "
+                        "processes' micro-batches in turn: a shorter run, its groups sharing the machine")
     parser.add_argument("--repetitions", type=int, default=1, help="fresh processes per variant and input, the order rotated (default 1)")
     parser.add_argument("--workdir", type=pathlib.Path, default=pathlib.Path("/tmp/sparkjet-benchmarks"),
                         help="scratch: state/inputs/, state/runs/ (each process's directories, log, result), state/runs.json")
@@ -149,7 +155,7 @@ def parseArgs(argv: list[str] | None) -> argparse.Namespace:
 
 @attrs.frozen
 class Run:
-    """One variant over one input in one fresh process."""
+    """One variant over one input in one fresh process: its micro-batches and what they delivered."""
 
     variant: str
     input: Input
@@ -175,46 +181,74 @@ class Run:
         return "ok"
 
 
-def runVariant(variant: str, stream: Input, repetition: int, args: argparse.Namespace) -> Run:
-    """Run ``variant`` over ``stream`` in a fresh process; return what it measured."""
+def prepare(variant: str, stream: Input, repetition: int, args: argparse.Namespace) -> pathlib.Path:
+    """Make ``variant``'s control directory for ``stream``: its config, its files under the names
+    each micro-batch gets (linked into its watched directory one by one)."""
     root = args.workdir / "state" / "runs" / f"{stream.kind}-{stream.keys}-{variant}-{repetition}"
     shutil.rmtree(root, ignore_errors=True)
-    watched, checkpoint = root / "watched", root / "checkpoint"
+    watched, checkpoint, links = root / "watched", root / "checkpoint", root / "links"
     watched.mkdir(parents=True)
-    batches = len(stream.batches)
-    links = root / "links"  # the files under the names each micro-batch gets, linked into watched/ one by one
     links.mkdir()
     files = []
     for source, name in ((stream.load, "a-load.txt"), *stream.batches):
         (links / name).hardlink_to(source)
         files.append(str(links / name))
+    batches = len(stream.batches)
     config = {
         "watched": str(watched),
         "checkpoint": str(checkpoint),
         "stateDirectory": str(checkpoint / "state"),
         "files": files,
-        "memoryAfter": sorted({min(10, batches), batches}),
+        "memoryAfter": sorted({1, *range(10, batches + 1, 10), batches} & set(range(1, batches + 1))),
         "pythonPath": str(PANDAS_PATH) if variant == "ss-pandas-state" else None,
     }
     (root / "config.json").write_text(json.dumps(config))
-    log = root / "log.txt"
-    argv = [sys.executable, "-m", "benchmarks.state_variants", variant, str(root)]
-    finished = runMeasured(argv, str(PROJECT), log, args.timeout, args.nice)
-    resultPath = root / "result.json"
-    result = json.loads(resultPath.read_text()) if resultPath.exists() else None
-    shutil.rmtree(links, ignore_errors=True)
-    return Run(variant, stream, repetition, finished, result, str(log), machine.loadAverage())
+    return root
 
 
-def plannedRuns(args: argparse.Namespace) -> list[tuple[str, int, tuple[str, ...]]]:
-    """Return (kind, keys, variants) in the order they run."""
-    planned = [("uniform", keys, args.variants) for keys in args.keys]
-    planned += [("hot", keys, args.hotVariants) for keys in args.hotKeys]
-    return [
-        (kind, keys, tuple(v for v in variants if v != "ss-pandas-state" or keys <= args.pandasMaxKeys))
-        for kind, keys, variants in planned
-        if variants
+def runTogether(group: list[tuple[str, Input]], repetition: int, args: argparse.Namespace) -> list[Run]:
+    """Start a process for each (variant, input) of ``group`` at once, then let them run their
+    micro-batches in turn, one micro-batch of one process at a time, the order rotated each
+    micro-batch: each meets the machine's load alike. Return their runs."""
+    roots = [prepare(variant, stream, repetition, args) for variant, stream in group]
+    finished: dict[int, Finished] = {}
+    threads = [
+        threading.Thread(target=lambda i=i, v=variant: finished.__setitem__(i, runMeasured(
+            [sys.executable, "-m", "benchmarks.state_variants", v, str(roots[i])],
+            str(PROJECT), roots[i] / "log.txt", args.timeout, args.nice,
+        )))
+        for i, (variant, _) in enumerate(group)
     ]
+    for thread in threads:
+        thread.start()
+    for number in range(1 + len(group[0][1].batches)):
+        shift = (number + repetition) % len(group)
+        for i in [*range(shift, len(group)), *range(shift)]:
+            (roots[i] / f"go-{number}").write_text(str(time.time()))
+            while threads[i].is_alive() and not (roots[i] / f"done-{number}").exists():
+                time.sleep(0.05)
+    for thread in threads:
+        thread.join()
+    runs = []
+    for i, (variant, stream) in enumerate(group):
+        resultPath = roots[i] / "result.json"
+        result = json.loads(resultPath.read_text()) if resultPath.exists() else None
+        shutil.rmtree(roots[i] / "links", ignore_errors=True)
+        runs.append(Run(variant, stream, repetition, finished[i], result, str(roots[i] / "log.txt"), machine.loadAverage()))
+    return runs
+
+
+def plannedGroups(args: argparse.Namespace) -> list[list[tuple[str, str, int]]]:
+    """Return the groups of (variant, kind, keys) that run side by side, in the order they run:
+    the variants of each uniform input, then every hot input's variants together (their
+    micro-batches alternate, so that each number of keys held meets the machine's load alike)."""
+
+    def fits(variant: str, keys: int) -> bool:
+        return variant != "ss-pandas-state" or keys <= args.pandasMaxKeys
+
+    groups = [[(v, "uniform", keys) for v in args.variants if fits(v, keys)] for keys in args.keys]
+    groups.append([(v, "hot", keys) for keys in args.hotKeys for v in args.hotVariants if fits(v, keys)])
+    return [group for group in groups if group]
 
 
 def summary(run: Run, warmUp: int) -> str:
@@ -240,19 +274,31 @@ def main(argv: list[str] | None = None) -> None:
     }
     inputsRoot = args.workdir / "state" / "inputs"
     batches = args.warmUp + args.measured
-    planned = plannedRuns(args)
-    inputs = {(kind, keys): buildInput(inputsRoot, kind, keys, args.words, batches) for kind, keys, _ in planned}
+    groups = plannedGroups(args)
+    inputs = {(kind, keys): buildInput(inputsRoot, kind, keys, args.words, batches) for group in groups for _, kind, keys in group}
     runs: list[Run] = []
     args.report.parent.mkdir(parents=True, exist_ok=True)
-    for repetition in range(args.repetitions):
-        for kind, keys, variants in planned:
-            shift = (repetition + len(runs)) % len(variants)
-            for variant in variants[shift:] + variants[:shift]:
-                run = runVariant(variant, inputs[kind, keys], repetition, args)
+    lock = threading.Lock()
+
+    def runGroup(group: list[tuple[str, str, int]], repetition: int) -> None:
+        for run in runTogether([(v, inputs[kind, keys]) for v, kind, keys in group], repetition, args):
+            with lock:
                 runs.append(run)
                 print(summary(run, args.warmUp), flush=True)
-                status = f"**Incomplete**: {len(runs)} processes so far; the run goes on or was stopped."
-                args.report.write_text(render(args, header, runs, status))
+        with lock:
+            status = f"**Incomplete**: {len(runs)} processes so far; the run goes on or was stopped."
+            args.report.write_text(render(args, header, runs, status))
+
+    for repetition in range(args.repetitions):
+        if args.groupsAtOnce:
+            threads = [threading.Thread(target=runGroup, args=(group, repetition)) for group in groups]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        else:
+            for group in groups:
+                runGroup(group, repetition)
     minutes = (datetime.datetime.now(datetime.UTC) - began).total_seconds() / 60
     header["Date"] += f", {minutes:.1f} minutes"
     header["Load average (1, 5, 15 min) at start"] += f" (at the end: {machine.loadAverage()})"

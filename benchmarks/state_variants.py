@@ -1,4 +1,4 @@
-"""The running counts per key ``benchmarks.state`` compares, each run alone in a fresh process:
+"""The running counts per key ``benchmarks.state`` compares, each in a fresh process of its own:
 ``python -m benchmarks.state_variants VARIANT CONTROL_DIR``.
 
 CONTROL_DIR holds ``config.json``: the input files in order (the first puts every key into the
@@ -6,9 +6,10 @@ state, the others are the measured micro-batches), the watched directory, the ch
 micro-batches after which to take the driver's memory. Each variant reads the watched directory
 as a stream of words, one a line, counts per word with its state checkpointed, and delivers the
 counts of the sampled words (those ending in ``SAMPLE_SUFFIX``) to the driver. The process links
-one file at a time into the watched directory and waits for the micro-batch that reads it, so
-each micro-batch is one file; after each it notes the query's progress report, the bytes of the
-new files under the state directory and, where asked, the driver's memory. It writes
+one file at a time into the watched directory, when the harness says (``go-N``), and waits for
+the micro-batch that reads it (then writes ``done-N``), so each micro-batch is one file; after
+each it notes the query's progress report, the bytes of the new files under the state directory
+and, where asked, the driver's memory. It writes
 ``result.json``: per micro-batch those figures, the highest count delivered per sampled word, the
 memory samples, the session's settings.
 """
@@ -154,6 +155,15 @@ def driverMemory(spark) -> dict:
     return {"pythonRss": processRss(os.getpid()), "jvmRss": processRss(jvmPid), "jvmHeapAfterGc": heap}
 
 
+def awaitTurn(control: pathlib.Path, number: int) -> None:
+    """Wait until the harness lets micro-batch ``number`` start (it runs the variants' micro-batches
+    in turn, one at a time, so that each meets the machine's load alike)."""
+    while not (control / f"go-{number}").exists():
+        if (control / "stop").exists():
+            raise RuntimeError(f"the harness stopped the run before micro-batch {number}")
+        time.sleep(POLL_SECONDS)
+
+
 def feed(spark, config: dict, control: pathlib.Path, progress: Progress, failed, afterBatch) -> dict:
     """Link the input files into the watched directory one at a time, each once the micro-batch
     before was reported; return each micro-batch's figures (with what ``afterBatch(batchId)``
@@ -165,6 +175,7 @@ def feed(spark, config: dict, control: pathlib.Path, progress: Progress, failed,
     stateFiles = StateFiles(pathlib.Path(config["stateDirectory"]))
     batches, memory, last = [], [], -1
     for number, source in enumerate(config["files"]):
+        awaitTurn(control, number)
         os.link(source, watched / os.path.basename(source))
         report = progress.awaitBatch(last, failed)
         last = report["batchId"]
@@ -173,6 +184,7 @@ def feed(spark, config: dict, control: pathlib.Path, progress: Progress, failed,
         if number in config["memoryAfter"]:
             memory.append({"batches": number, **driverMemory(spark)})
         print(f"micro-batch {number}: {report['durationMs'].get('triggerExecution')} ms, {written:,} state bytes", flush=True)
+        (control / f"done-{number}").write_text(str(time.time()))
     return {"batches": batches, "memory": memory}
 
 
