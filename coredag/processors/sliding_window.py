@@ -12,7 +12,9 @@ state (frames, the window being slid, the next window to emit, counters) is plai
 
 Snapshots are Jet's: the last stage saves each frame's accumulator per key and the next window to
 emit; the first stage saves nothing, emitting its frames downstream instead (so a stream's
-micro-batches flush the first stage's frames to the last, which keeps them).
+micro-batches flush the first stage's frames to the last, which keeps them). A state restored
+under another window size or slide puts each frame into the frame that holds its last moment,
+merging those that fall into one, and drops those older than the next window to emit needs.
 """
 
 import bisect
