@@ -7,7 +7,6 @@ import functools
 import itertools
 import json
 import os
-import subprocess
 import sys
 from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
@@ -15,7 +14,7 @@ from operator import itemgetter
 
 import pytest
 
-from tests.conftest import PROJECT, tokenize
+from tests.conftest import PROJECT, run, tokenize
 from tests.determinism.matrix_driver import (
     DIGESTS,
     LETTER_TABLE,
@@ -61,12 +60,10 @@ def inputs(tmp_path_factory, lines) -> dict[str, str]:
 
 
 def runDriver(directories: tuple[str, ...], seed: str) -> tuple[int, list[dict]]:
-    """Run the matrix driver with ``PYTHONHASHSEED=seed``; return its worker hash and records."""
+    """Run the matrix driver with ``PYTHONHASHSEED=seed``; return its worker hash and records. It
+    prints a record per cell: it fails only once it has printed nothing for a long while."""
     env = dict(os.environ, PYTHONHASHSEED=seed, PYSPARK_PYTHON=sys.executable, PYTHONPATH=str(PROJECT))
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.determinism.matrix_driver", *directories],
-        env=env, cwd=PROJECT, capture_output=True, text=True, timeout=600,
-    )
+    done = run([sys.executable, "-m", "tests.determinism.matrix_driver", *directories], env=env, cwd=PROJECT)
     assert done.returncode == 0, f"the driver with PYTHONHASHSEED={seed} failed:\n{done.stderr[-3000:]}"
     first, *records = (json.loads(line) for line in done.stdout.splitlines())
     return first["workerHash"], records

@@ -7,13 +7,12 @@ soak (about 6 minutes)."""
 
 import json
 import os
-import subprocess
 import sys
 import textwrap
 
 import pytest
 
-from tests.conftest import PROJECT
+from tests.conftest import PROJECT, run, treeProgress
 
 pytestmark = pytest.mark.spark
 
@@ -64,9 +63,9 @@ SCRIPT = textwrap.dedent(
 def test_a_long_running_stream_job_keeps_its_driver_checkpoint_and_figures_bounded(tmp_path):
     script = tmp_path / "soak.py"
     script.write_text(SCRIPT)
-    ran = subprocess.run(
+    ran = run(
         [sys.executable, str(script), str(tmp_path / "checkpoint"), str(STEADY), str(MICRO_BATCHES)],
-        cwd=PROJECT, capture_output=True, text=True,
+        treeProgress(tmp_path), cwd=PROJECT,
     )
     assert ran.returncode == 0, ran.stderr[-3000:]
     seen = json.loads(ran.stdout.strip().splitlines()[-1])
