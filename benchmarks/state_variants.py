@@ -230,7 +230,13 @@ def sparkjet(config: dict, control: pathlib.Path) -> dict:
         }
 
     def failed() -> str | None:
-        return "the job failed" if job.getStatus() is JobStatus.FAILED else None
+        if job.getStatus() is not JobStatus.FAILED:
+            return None
+        try:
+            job.join()
+        except Exception as error:  # the job's failure, to report
+            return f"{type(error).__name__}: {error}"
+        return "the job failed"
 
     outcome = feed(spark, config, control, progress, failed, afterBatch)
     drain()
