@@ -35,7 +35,15 @@ def itemOf(item: object) -> object:
 
 def itemsOf(batches: Iterator[list]) -> Iterator[list]:
     """Return each batch with its events' items in their place (a sink's fast path)."""
-    return ([itemOf(item) for item in batch] for batch in batches)
+    return map(_batchItems, batches)
+
+
+def _batchItems(batch: list) -> list:
+    """Return ``batch`` with its events' items in their place; a batch without events as it is,
+    found by a look at its types that costs a batch sink next to nothing."""
+    if JetEvent not in set(map(type, batch)):
+        return batch
+    return [itemOf(item) for item in batch]
 
 
 @attrs.frozen
