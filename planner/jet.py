@@ -178,16 +178,21 @@ class Job:
         """Stop the running stream job after the states of its last micro-batch are saved,
         keeping its checkpoint; ``resume()`` goes on from there (Jet's ``Job.suspend()``). A job
         without a processing guarantee keeps nothing: resumed, it starts again from the start of
-        its sources, empty, as Jet's does."""
-        self._suspensionIn("suspend", JobStatus.RUNNING).suspend()
+        its sources, empty, as Jet's does (refused where a files sink would write over its files)."""
+        suspension = self._suspensionIn("suspend", JobStatus.RUNNING)
+        self._stream.checkStartingOver(self.name, "suspend")
+        suspension.suspend()
 
     def resume(self) -> None:
         """Go on with a suspended stream job from its last snapshot (Jet's ``Job.resume()``)."""
         self._suspensionIn("resume", JobStatus.SUSPENDED).resume()
 
     def restart(self) -> None:
-        """Stop the running stream job and go on at once from its last snapshot (Jet's ``Job.restart()``)."""
-        self._suspensionIn("restart", JobStatus.RUNNING).restart()
+        """Stop the running stream job and go on at once from its last snapshot (Jet's
+        ``Job.restart()``); without a guarantee, from the start of its sources, as ``suspend``."""
+        suspension = self._suspensionIn("restart", JobStatus.RUNNING)
+        self._stream.checkStartingOver(self.name, "restart")
+        suspension.restart()
 
     def itemsRead(self) -> int:
         """Return how many items the job's sources have read so far: a batch job's as its

@@ -20,7 +20,8 @@ from sparkjet import (
 )
 from sparkjet.planner import JobStatus
 from sparkjet.planner.assertions import JobAssertions
-from tests.streaming.test_stream_jobs import dropFile, eventually
+from tests.conftest import eventually
+from tests.streaming.test_stream_jobs import dropFile
 
 
 def watchedJob(jet, tmp_path, listName: str):
@@ -79,6 +80,27 @@ def test_a_suspended_job_refuses_suspend_and_restart_with_jets_texts_and_cancels
         job.suspend()
 
 
+@pytest.mark.spark
+def test_a_job_without_a_guarantee_and_a_files_sink_is_not_started_over(jet, tmp_path):
+    """Started over, its micro-batches would be numbered from 0 again, their files written over
+    those its first run committed: sparkjet refuses where Jet's file sink would append."""
+    watched = tmp_path / "in"
+    watched.mkdir()
+    p = Pipeline.create()
+    p.readFrom(Sources.fileWatcher(str(watched))).withoutTimestamps().writeTo(Sinks.files(str(tmp_path / "out")))
+    job = jet.newJob(p)
+    try:
+        for call in (job.suspend, job.restart):
+            with pytest.raises(JobError, match=r"cannot (suspend|restart)\(\) it: without a processing guarantee it "
+                               r"starts over .+ files sink\(s\) 'filesSink\(.+out\)' would write over"):
+                call()
+        assert job.getStatus() is JobStatus.RUNNING
+    finally:
+        job.cancel()
+    with pytest.raises(concurrent.futures.CancelledError):
+        job.join()
+
+
 def test_a_batch_job_cannot_be_suspended(jet):
     p = Pipeline.create()
     p.readFrom(Sources.items([1])).writeTo(Sinks.noop())
@@ -129,11 +151,11 @@ def containsOne(items):
 @pytest.mark.spark
 def test_assert_collected_eventually_ends_the_job_once_it_passes(jet):
     """AssertionsTest.test_assertCollectedEventually, and its not_terminal variant: the stage goes
-    on to a list sink, which got the items (Jet's timeout of 5 s is 60 here: the first micro-batch
-    on a loaded machine may take longer)."""
+    on to a list sink, which got the items (Jet's timeout of 5 s is 600 here: it ends the job as
+    soon as it passes, and the first micro-batch on a loaded machine may take minutes)."""
     p = Pipeline.create()
     (p.readFrom(TestSources.itemStream(1, zero)).withoutTimestamps()
-      .apply(Assertions.assertCollectedEventually(60, containsZero))
+      .apply(Assertions.assertCollectedEventually(600, containsZero))
       .writeTo(Sinks.list("not-terminal")))
     with pytest.raises(AssertionCompletedException, match="Assertion passed successfully"):
         jet.newJob(p).join()

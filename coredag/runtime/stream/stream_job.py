@@ -6,8 +6,10 @@ from collections.abc import Callable
 
 import attrs
 
+from sparkjet.coredag.errors import JobError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics
+from sparkjet.coredag.processors.sinks import FilesSinkP
 from sparkjet.coredag.processors.sources import isHadoopUrl
 from sparkjet.coredag.runtime.execution import JobControl
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
@@ -21,7 +23,13 @@ from sparkjet.coredag.runtime.stream.exported_snapshot import (
     loadSnapshot,
     processorKinds,
 )
-from sparkjet.coredag.runtime.stream.stream_dag import checkReplayable, checkStreamSinks, resumingOutputs, streamSources
+from sparkjet.coredag.runtime.stream.stream_dag import (
+    checkReplayable,
+    checkStreamSinks,
+    resumingOutputs,
+    streamSources,
+    unpeeked,
+)
 from sparkjet.coredag.runtime.stream.stream_run import Assertions, StreamRun
 from sparkjet.coredag.runtime.stream.suspension import Suspension
 
@@ -104,6 +112,9 @@ class StreamJob:
     ) -> None:
         self.suspension = Suspension()
         self._control, self._lock = control, start.lock
+        self._filesSinks = [] if start.checkpoint is not None else [
+            vertex.name for vertex in start.dag if isinstance(unpeeked(vertex), FilesSinkP)
+        ]
 
         def newRun(claimed: set[str]) -> StreamRun:
             return StreamRun(
@@ -129,6 +140,18 @@ class StreamJob:
         finally:
             if self._lock is not None:
                 self._lock.release()
+
+    def checkStartingOver(self, jobName: str, method: str) -> None:
+        """Refuse to stop a job without a guarantee, to start it over from the start of its
+        sources, where it has a files sink: its new run would number its micro-batches from 0
+        again and write their files over those the first run committed."""
+        if self._filesSinks:
+            raise JobError(
+                f"Job '{jobName}': cannot {method}() it: without a processing guarantee it starts over from the "
+                f"start of its sources, and its files sink(s) {', '.join(map(repr, self._filesSinks))} would write "
+                "over the files its first micro-batches committed; submit it with JobConfig()"
+                ".setProcessingGuarantee(ProcessingGuarantee.EXACTLY_ONCE) to go on from its snapshot instead"
+            )
 
     def metrics(self) -> JobMetrics:
         """Return the current run's figures."""
