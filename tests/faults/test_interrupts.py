@@ -18,7 +18,7 @@ from sparkjet.coredag.errors import Interrupted
 from sparkjet.pipeline import Pipeline, Sinks, Sources
 from sparkjet.planner.cli import main
 from sparkjet.planner.interrupts import InterruptCancelsJobs
-from tests.conftest import PROJECT
+from tests.conftest import PROJECT, QUIET_SECONDS, eventually, finished, treeProgress
 
 SPARKJET = os.path.join(os.path.dirname(sys.executable), "sparkjet")
 """The command the project installs beside the interpreter running the tests."""
@@ -29,7 +29,7 @@ SCRIPT = textwrap.dedent(
     from sparkjet.pipeline import Pipeline, Sinks, Sources
     from sparkjet.planner import Jet
 
-    output = sys.argv[1]
+    output, when = sys.argv[1:3]
 
     def slowly(n):
         if n == 0:
@@ -42,7 +42,8 @@ SCRIPT = textwrap.dedent(
     print("starting", flush=True)
     job = Jet(master="local[2]").newJob(p)
     print("submitted", flush=True)
-    time.sleep(1.0)  # Ctrl-C on 'submitted' lands here, outside join()
+    while when == "submitted":  # the Ctrl-C sent on 'submitted' lands here, outside join()
+        time.sleep(0.05)
     job.join()
     print("joined", flush=True)
     """
@@ -59,26 +60,26 @@ def interruptedRun(
     """Run SCRIPT with ``runner`` (``sparkjet run`` or python) in a process group of its own
     and send the group SIGINT, as a terminal's Ctrl-C does: ``when`` the session starts (its
     JVM runs: 'starting'), when it prints 'submitted', or once the job has processed an item
-    ('running')."""
+    ('running'). Its output goes to files, whose growth is the progress the waits watch."""
     script, output = tmp_path / "slow.py", str(tmp_path / "out")
     script.write_text(SCRIPT)
-    process = subprocess.Popen(
-        [*runner, str(script), output], cwd=PROJECT,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-        env={**os.environ, "PYTHONPATH": str(PROJECT), **(environment or {})},
-    )
-    lines = iter(process.stdout.readline, "")
-    if when != "running":
-        assert when in (line.strip() for line in lines), process.communicate()
-    while when == "starting" and not runsJava(process.pid):
-        assert process.poll() is None, process.communicate()
-        time.sleep(0.05)
-    while when == "running" and not os.path.exists(output + ".started"):
-        assert process.poll() is None, process.communicate()
-        time.sleep(0.05)
+    stdout, stderr = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
+    with stdout.open("w") as out, stderr.open("w") as err:
+        process = subprocess.Popen(
+            [*runner, str(script), output, when], cwd=PROJECT, stdout=out, stderr=err, text=True, start_new_session=True,
+            env={**os.environ, "PYTHONPATH": str(PROJECT), **(environment or {})},
+        )
+    progress = treeProgress(tmp_path)
+    reached = {
+        "starting": lambda: "starting" in stdout.read_text().split() and runsJava(process.pid),
+        "submitted": lambda: "submitted" in stdout.read_text().split(),
+        "running": lambda: os.path.exists(output + ".started"),
+    }[when]
+    eventually(lambda: reached() or process.poll() is not None, lambda: (progress(), runsJava(process.pid)))
+    assert process.poll() is None, f"it ended before it was {when}:\n{stdout.read_text()}{stderr.read_text()}"
     os.killpg(process.pid, signal.SIGINT)
-    stdout, stderr = process.communicate()
-    ended = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+    finished(process, progress)
+    ended = subprocess.CompletedProcess(process.args, process.returncode, stdout.read_text(), stderr.read_text())
     ended.pid = process.pid
     return ended, output
 
@@ -150,7 +151,7 @@ def test_ctrl_c_while_the_session_starts_is_acknowledged_before_it_has_started(t
     assert ended.returncode == 130
 
 
-def groupEnds(group: int, quiet: float = 300) -> bool:
+def groupEnds(group: int, quiet: float = QUIET_SECONDS) -> bool:
     """Wait until no process of ``group`` is left; False if some are still there when none has
     ended for ``quiet`` seconds."""
     members = lastChange = None
@@ -212,11 +213,28 @@ def test_an_interrupted_join_cancels_the_job_and_raises_cancelled_error(jet, tmp
     p = Pipeline.create()
     p.readFrom(Sources.items(range(2000))).map(slowly).writeTo(Sinks.files(str(output)))
     job = jet.newJob(p)
-    threading.Timer(1.0, _thread.interrupt_main).start()  # what a notebook's interrupt does
+    interruptOnceJoining(threading.get_ident())  # what a notebook's interrupt does
     with pytest.raises(concurrent.futures.CancelledError) as raised:
         job.join()
     assert str(raised.value) == f"Job '{job.getName()}' was cancelled: interrupted (Ctrl-C)"
     assert not output.exists()
+
+
+def interruptOnceJoining(thread: int) -> None:
+    """Interrupt ``thread`` (the main one) once it waits in ``Job.join()``, from a thread of
+    its own, which gives up once Spark's work stays still."""
+
+    def joining() -> bool:
+        frame = sys._current_frames().get(thread)
+        while frame is not None and frame.f_code.co_qualname != "Job.join":
+            frame = frame.f_back
+        return frame is not None
+
+    def interrupt():
+        eventually(joining)
+        _thread.interrupt_main()
+
+    threading.Thread(target=interrupt, daemon=True).start()
 
 
 def test_the_message_names_every_job_ctrl_c_cancelled():

@@ -6,7 +6,6 @@ import concurrent.futures
 import json
 import os
 import pathlib
-import subprocess
 import sys
 import textwrap
 import time
@@ -16,7 +15,7 @@ import pytest
 from sparkjet.coredag import UserFunctionError
 from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
 from sparkjet.planner import Jet
-from tests.conftest import PROJECT
+from tests.conftest import PROJECT, eventually, run
 
 SPARK_SUBMIT = os.path.join(os.path.dirname(sys.executable), "spark-submit")
 ENVIRONMENT = {**os.environ, "PYTHONPATH": str(PROJECT), "PYSPARK_PYTHON": sys.executable,
@@ -56,10 +55,10 @@ SUBMITTED = textwrap.dedent(
 def test_under_spark_submit_jet_runs_on_the_session_spark_submit_configured(tmp_path):
     script = tmp_path / "submitted.py"
     script.write_text(SUBMITTED)
-    finished = subprocess.run(
+    finished = run(
         [SPARK_SUBMIT, "--master", "local[3]", "--name", "from-spark-submit",
          "--conf", "spark.sparkjet.probe=kept", str(script)],
-        capture_output=True, text=True, env=ENVIRONMENT, cwd=tmp_path, timeout=300,
+        env=ENVIRONMENT, cwd=tmp_path,
     )
     assert finished.returncode == 0, finished.stderr
     seen = json.loads(finished.stdout.strip().splitlines()[-1])
@@ -118,9 +117,7 @@ CLIENTS = textwrap.dedent(
 def test_clients_share_the_session_sparkjet_started_and_the_last_to_shut_down_stops_it(tmp_path):
     script = tmp_path / "clients.py"
     script.write_text(CLIENTS)
-    finished = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, env=ENVIRONMENT, timeout=300
-    )
+    finished = run([sys.executable, str(script)], env=ENVIRONMENT)
     assert finished.returncode == 0, finished.stderr
     seen = json.loads(finished.stdout.strip().splitlines()[-1])
     squares = [n * n for n in range(10)]
@@ -149,10 +146,7 @@ def markingStart(marker: pathlib.Path, seconds: float):
 
 def awaitFile(marker: pathlib.Path) -> None:
     """Wait until ``marker`` exists: a job's Spark tasks run."""
-    deadline = time.monotonic() + 60
-    while not marker.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert marker.exists()
+    eventually(marker.exists)
 
 
 @pytest.mark.spark

@@ -9,13 +9,15 @@ from pyspark import TaskContext
 
 from sparkjet.coredag import UserFunctionError
 from sparkjet.pipeline import Pipeline, Sinks, Sources
+from tests.conftest import QUIET_SECONDS
 from tests.faults import note, noted
 
 pytestmark = pytest.mark.spark
 
-SLOW_RETRY_SECONDS = 30
-"""How long an attempt after the first takes to reach the failing item: far longer than the
-driver takes to see the first attempt's error and cancel the retry."""
+SLOW_RETRY_SECONDS = QUIET_SECONDS
+"""How long an attempt after the first takes to reach the failing item: as long as the tests
+wait while nothing moves, far longer than the driver takes to see the first attempt's error and
+cancel the retry, however loaded the machine (Spark kills the cancelled retry's worker)."""
 
 
 def failOnSeven(markers: str, item: int) -> int:
