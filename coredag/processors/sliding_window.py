@@ -126,9 +126,10 @@ class SlidingWindowProcessor(WindowProcessor):
         return self._flush()
 
     def saveToSnapshot(self) -> bool:
-        """A last stage saves its frames and the next window to emit; a first stage emits its frames."""
+        """A last stage saves its frames and the next window to emit; a first stage emits its
+        frames and saves the next window to emit, below which its events are late."""
         if not self._supplier.isLastStage:
-            return self._flush()
+            return self._flush() and self.tryEmitToSnapshot(broadcastKey(NEXT_WIN_TO_EMIT), self.nextWinToEmit)
         frames = (
             (SnapshotKey(frameTs, key), acc) for frameTs, frame in self.tsToKeyToAcc.items() for key, acc in frame.items()
         )
@@ -178,7 +179,7 @@ class SlidingWindowProcessor(WindowProcessor):
         """Set the next window to emit to the restored one, on a frame boundary, and drop the
         restored frames no window from it holds (a window made shorter since the snapshot)."""
         restored = self._minRestoredNextWinToEmit
-        if self._supplier.isLastStage and restored != LONG_MAX:
+        if restored != LONG_MAX:
             self.nextWinToEmit = self._policy.higherFrameTs(restored - 1) if restored > LONG_MIN else restored
             oldest = self.nextWinToEmit - self._policy.windowSize
             for frameTs in [frameTs for frameTs in self.tsToKeyToAcc if frameTs <= oldest]:

@@ -14,7 +14,8 @@ from sparkjet.coredag.runtime.processor_state import ProcessorState
 class MicroBatch:
     """Micro-batch ``batchId`` of a stream job: ``rows`` holds what every stream source read
     (None once the stream ended), ``restored`` the state each vertex's processors saved at the
-    end of the previous one, ``outputs`` the directories the job claimed for its files sinks.
+    end of the previous one (their files under ``stateRoot``, where they save this one's),
+    ``outputs`` the directories the job claimed for its files sinks.
     The job's processors save their state at the end unless the stream ended (``final``): then
     they complete, emitting what they still hold. The vertices no stream reaches (the batch side
     of a join, say) run once per job: their outputs are cached in ``staticOutputs`` by name."""
@@ -22,6 +23,7 @@ class MicroBatch:
     batchId: int
     rows: DataFrame | None
     restored: Mapping[str, Mapping[int, ProcessorState]]
+    stateRoot: str
     outputs: Mapping[str, OutputDirectoryClaim] = attrs.Factory(dict)
     final: bool = False
     staticVertices: frozenset[str] = frozenset()

@@ -1,12 +1,11 @@
-"""What a processor of a stream job hands from one micro-batch to the next: the entries it
-saved to its snapshot, and the runtime's watermarks on either side of it. No pyspark here."""
+"""What a processor of a stream job hands from one micro-batch to the next: where its saved
+entries are (the names of its state files, see ``state_store``) and the runtime's watermarks on
+either side of it. The driver holds these, never the entries. No pyspark here."""
 
-import pickle
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import attrs
 
-from sparkjet.coredag.model.broadcast_key import BroadcastKey
 from sparkjet.coredag.model.watermark import LONG_MIN
 
 StateKey = tuple[str, int]
@@ -15,24 +14,18 @@ StateKey = tuple[str, int]
 
 @attrs.frozen
 class ProcessorState:
-    """The state of processor ``index`` of a vertex at the end of a micro-batch: its snapshot
-    entries, pickled where the processor ran (the driver only stores and sends them on, never
-    unpickling them), the last watermark it emitted to each outbound bucket and the last one it
-    observed."""
+    """The state of processor ``index`` of a vertex at the end of a micro-batch: the files of its
+    snapshot entries (a base and the deltas after it, under the checkpoint's state directory;
+    none while it saved no entry), their ``size`` in bytes, the last watermark it emitted to each
+    outbound bucket and the last one it observed."""
 
-    packedEntries: bytes = b""
+    files: tuple[str, ...] = ()
+    size: int = 0
     emittedWatermarks: tuple[int, ...] = ()
     observedWatermark: int = LONG_MIN
-
-    @classmethod
-    def of(cls, entries: tuple, emittedWatermarks: tuple[int, ...], observedWatermark: int) -> "ProcessorState":
-        """Return the state of a processor that saved ``entries`` (packed only if there are some)."""
-        packed = pickle.dumps(entries, protocol=pickle.HIGHEST_PROTOCOL) if entries else b""
-        return cls(packed, emittedWatermarks, observedWatermark)
-
-    def entries(self) -> tuple:
-        """Return the snapshot entries, unpacked."""
-        return pickle.loads(self.packedEntries) if self.packedEntries else ()
+    savedBy: str = ""
+    """The task that saved it: a processor kept alive in a Python worker is taken up again only
+    by the task restoring what that processor saved."""
 
     def reachedWatermark(self) -> int:
         """Return the watermark the processor reached: the one it observed or, with no
@@ -46,6 +39,19 @@ class ProcessorState:
         return list(self.emittedWatermarks) if self.emittedWatermarks else [LONG_MIN] * bucketCount
 
 
+@attrs.frozen
+class RestoredShare:
+    """What processor ``index`` of ``count`` restores from states another number of processors
+    saved (``saved``): its share of their entries (see ``StateStore.loadShare``), routed by
+    ``partitioner``, and the lowest watermarks they had (``start``)."""
+
+    saved: tuple[ProcessorState, ...]
+    index: int
+    count: int
+    partitioner: object
+    start: ProcessorState
+
+
 def partitionKeyOf(key: object) -> object:
     """Return what decides which processor restores an entry saved under ``key``: its
     ``partitionKey()`` where it has one (Jet's ``PartitionAware``), else the key itself."""
@@ -53,23 +59,18 @@ def partitionKeyOf(key: object) -> object:
     return partitionKey() if callable(partitionKey) else key
 
 
-def redistributed(
-    byIndex: Mapping[int, ProcessorState], count: int, partitionOf: Callable[[object, int], int]
-) -> dict[int, ProcessorState]:
-    """Return the states another number of processors saved, spread over ``count`` processors
-    as Jet restores a snapshot: ``BroadcastKey`` entries to every processor, any other entry to
-    processor ``partitionOf(partitionKeyOf(key), count)``, where the vertex's partitioner sends
-    that key's items. Each starts from the lowest watermarks the saved processors had."""
-    entries = [entry for state in byIndex.values() for entry in state.entries()]
-    shared = [entry for entry in entries if isinstance(entry[0], BroadcastKey)]
-    owned: dict[int, list] = {index: list(shared) for index in range(count)}
-    for entry in entries:
-        if not isinstance(entry[0], BroadcastKey):
-            owned[partitionOf(partitionKeyOf(entry[0]), count)].append(entry)
-    buckets = max((len(state.emittedWatermarks) for state in byIndex.values()), default=0)
-    emitted = tuple(min(column) for column in zip(*(state.emittedTo(buckets) for state in byIndex.values())))
-    observed = min((state.observedWatermark for state in byIndex.values()), default=LONG_MIN)
-    return {index: ProcessorState.of(tuple(owned[index]), emitted, observed) for index in range(count)}
+def redistributed(byIndex: Mapping[int, ProcessorState], count: int, partitioner) -> dict[int, RestoredShare]:
+    """Return, for each of ``count`` processors, its share of the states another number of
+    processors saved, as Jet restores a snapshot: ``BroadcastKey`` entries to every processor,
+    any other entry to processor ``partitioner.getPartition(partitionKeyOf(key), count)``, where
+    the vertex's partitioner sends that key's items. Each starts from the lowest watermarks the
+    saved processors had."""
+    saved = tuple(byIndex.values())
+    buckets = max((len(state.emittedWatermarks) for state in saved), default=0)
+    emitted = tuple(min(column) for column in zip(*(state.emittedTo(buckets) for state in saved)))
+    observed = min((state.observedWatermark for state in saved), default=LONG_MIN)
+    start = ProcessorState(emittedWatermarks=emitted, observedWatermark=observed)
+    return {index: RestoredShare(saved, index, count, partitioner, start) for index in range(count)}
 
 
 class StatesAccumulatorParam:

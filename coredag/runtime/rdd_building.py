@@ -24,6 +24,7 @@ from sparkjet.coredag.runtime.micro_batch import MicroBatch
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
 from sparkjet.coredag.runtime.processor_state import redistributed
 from sparkjet.coredag.runtime.shuffling import routeItems, targetPartition
+from sparkjet.coredag.runtime.state_store import StateStore
 from sparkjet.coredag.runtime.tasklet import TaskletSpec
 from sparkjet.coredag.runtime.terminal_outputs import terminalOutputOf
 from sparkjet.coredag.runtime.vertex_tasks import runVertex, selectOrdinal
@@ -49,8 +50,8 @@ class RddBuilder:
         self.states, self.microBatch = states, microBatch
         self._rdds: dict[str, RDD] = {}
         self._persisted: list[RDD] = []
-        self._broadcasts: list = []
         self._chainLengths: dict[str, int] = {}
+        self._stateStore = StateStore(microBatch.stateRoot, microBatch.batchId) if microBatch is not None else None
         self._carriesWatermarks = any(getattr(v.processorSupplier, "emitsWatermarks", False) for v in dag.vertices())
 
     def vertexRdd(self, name: str) -> RDD:
@@ -71,11 +72,10 @@ class RddBuilder:
         return self.microBatch is not None and name in self.microBatch.staticVertices
 
     def unpersist(self) -> None:
-        """Drop the cached outputs of vertices with several outbound edges and the states sent.
+        """Drop the cached outputs of vertices with several outbound edges.
         Their release failing (a stream's query stopped meanwhile interrupts Spark's calls) does
         not fail the job, whose work is done: Spark's cleaner drops them once unreferenced."""
-        releases = [rdd.unpersist for rdd in self._persisted] + [broadcast.destroy for broadcast in self._broadcasts]
-        for release in releases:
+        for release in [rdd.unpersist for rdd in self._persisted]:
             try:
                 release()
             except Exception as error:
@@ -138,20 +138,21 @@ class RddBuilder:
             dagVertexName=name,
             savesState=self.microBatch is not None and not self.microBatch.final and not self._isStatic(name),
             restoredStates=None if self._isStatic(name) else self._restoredStates(name),
+            stateStore=self._stateStore,
+            keptAlive=not any(self._isStatic(edge.sourceName) for edge in inbound),
         )
 
-    def _restoredStates(self, name: str):
-        """Return a broadcast of the states vertex ``name``'s processors saved in the previous
-        micro-batch (None where there are none)."""
+    def _restoredStates(self, name: str) -> dict | None:
+        """Return what each of vertex ``name``'s processors restores: the state it saved in the
+        previous micro-batch, or its share of those another number of processors saved (None
+        where there are none)."""
         restored = self.microBatch.restored.get(name) if self.microBatch is not None else None
         if not restored:
             return None
         count = self.plan.vertex(name).parallelism
         if set(restored) != set(range(count)):
-            restored = redistributed(restored, count, self._restoringPartitioner(name).getPartition)
-        broadcast = self.sc.broadcast(dict(restored))
-        self._broadcasts.append(broadcast)
-        return broadcast
+            return redistributed(restored, count, self._restoringPartitioner(name))
+        return dict(restored)
 
     def _restoringPartitioner(self, name: str) -> Partitioner:
         """Return the partitioner that sends vertex ``name`` its keys' items: its partitioned

@@ -1,7 +1,7 @@
 """Running one processor of a vertex inside a Spark task: the fast path or the cooperative loop."""
 
 import itertools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 import attrs
 
@@ -47,9 +47,15 @@ class TaskletSpec:
     savesState: bool = False
     """A stream's micro-batch: once its input is consumed, each processor saves its state to
     its snapshot (for the next micro-batch) instead of completing."""
-    restoredStates: object = None
-    """A stream's micro-batch after the first: a Spark broadcast of the ``ProcessorState`` each
-    processor index saved at the end of the previous one."""
+    restoredStates: Mapping[int, object] | None = None
+    """A stream's micro-batch after the first: what each processor index restores, the
+    ``ProcessorState`` it saved at the end of the previous one (or a ``RestoredShare`` of
+    those another number of processors saved)."""
+    stateStore: object = None
+    """A stream's micro-batch: the ``StateStore`` its processors save their state to."""
+    keptAlive: bool = False
+    """A stream's micro-batch: a Python worker keeps the processor alive for its next one.
+    Not where a vertex no stream reaches feeds it, whose items come again every micro-batch."""
 
     def context(self, index: int, metrics: TaskMetrics | None = None) -> ProcessorContext:
         """Return the context of processor ``index``, counting into ``metrics`` if given."""
@@ -77,13 +83,19 @@ def _first(pair: tuple) -> object:
 
 
 class Snapshot:
-    """The snapshot entries a processor restores before its input and, if it ``saves``, the
-    ones it saved once its input was consumed (``saved``); ``follows``: the processor's previous
-    micro-batch ended with a snapshot, committed since (its second commit phase is due)."""
+    """What a processor of a stream's micro-batch starts from and ends with. It starts from
+    ``live``, the processor (with its outbox) its previous micro-batch ended with, where this
+    Python worker kept it; else from a new processor that restores the entries ``restored``
+    gives. ``follows``: the previous micro-batch ended with a snapshot, committed since (its
+    second commit phase is due). If it ``saves``, it ends with the entries it saved (``saved``)
+    and itself, to keep for the next micro-batch (``kept``)."""
 
-    def __init__(self, restored: tuple, saves: bool, follows: bool = False) -> None:
-        self.restored, self.saves, self.follows = restored, saves, follows
+    def __init__(
+        self, restored: Callable[[], list], saves: bool, follows: bool = False, live: tuple | None = None
+    ) -> None:
+        self.restored, self.saves, self.follows, self.live = restored, saves, follows, live
         self.saved: tuple = ()
+        self.kept: tuple | None = None
 
 
 def runPartition(
@@ -148,21 +160,24 @@ def runCooperatively(
     micro-batch's snapshot was committed, finishes that commit (``snapshotCommitFinish(True)``,
     Jet's second phase); where it ``saves``, it ends by doing its idle work, saving its state and
     preparing its commit (``snapshotCommitPrepare()``, the first phase) instead of completing.
-    A processor instance lives one micro-batch: what it prepared reaches the next one's through
-    the snapshot, as the transaction ids Jet's processors save reach them after a restart.
+    As in Jet, a processor lives from one snapshot to the next where its Python worker keeps it
+    (``Snapshot.live``); one started elsewhere restores what its predecessor saved, as Jet's
+    processors do after a restart (the transaction ids it prepared included).
     """
-    processor = spec.processorSupplier()
-    capacity = spec.outboxCapacity if processor.isCooperative() else None
-    outbox = Outbox(spec.bucketCount, capacity)
+    live = snapshot.live if snapshot is not None else None
+    processor, outbox = live if live is not None else _newProcessor(spec)
     loop = _CooperativeLoop(processor, outbox, context.vertexName)
     groups = spec.priorityGroups()
     groupOf = {ordinal: number for number, group in enumerate(groups) for ordinal in group}
     pending: dict[int, list] = {ordinal: [] for ordinal in spec.inboundOrdinals}
+    lateBefore = getattr(processor, "lateEventsDropped", 0)
     try:
-        processor.init(outbox, context)
-        if snapshot is not None and snapshot.restored:
-            loop.guarded(lambda: restoreSnapshot(processor, Inbox(snapshot.restored)))
-            yield from loop.repeat(processor.finishSnapshotRestore)
+        if live is None:
+            processor.init(outbox, context)
+            restored = snapshot.restored() if snapshot is not None else ()
+            if restored:
+                loop.guarded(lambda: restoreSnapshot(processor, Inbox(restored)))
+                yield from loop.repeat(processor.finishSnapshotRestore)
         if snapshot is not None and snapshot.follows:
             yield from loop.repeat(lambda: processor.snapshotCommitFinish(True))
         current = 0
@@ -180,14 +195,22 @@ def runCooperatively(
         if snapshot is not None and snapshot.saves:
             yield from loop.saveState(pending)
             snapshot.saved = tuple(outbox.drainSnapshotBucket())
+            snapshot.kept = (processor, outbox) if spec.keptAlive else None
             return
         for group in groups[current:]:
             yield from loop.completeGroup(group, pending)
         yield from loop.repeat(processor.complete)
     finally:
         if context.metrics is not None:
-            context.metrics.countLateEvents(spec.vertexName, getattr(processor, "lateEventsDropped", 0))
-        processor.close()
+            context.metrics.countLateEvents(spec.vertexName, getattr(processor, "lateEventsDropped", 0) - lateBefore)
+        if snapshot is None or snapshot.kept is None:
+            processor.close()
+
+
+def _newProcessor(spec: TaskletSpec) -> tuple[Processor, Outbox]:
+    """Return a new processor of the vertex and its outbox."""
+    processor = spec.processorSupplier()
+    return processor, Outbox(spec.bucketCount, spec.outboxCapacity if processor.isCooperative() else None)
 
 
 class _CooperativeLoop:

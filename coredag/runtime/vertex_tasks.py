@@ -7,7 +7,9 @@ from collections.abc import Iterator
 
 from sparkjet.coredag.model.metrics import TaskMetrics
 from sparkjet.coredag.runtime.crossing import Crossing, namedBatches
-from sparkjet.coredag.runtime.processor_state import ProcessorState
+from sparkjet.coredag.runtime.live_processors import LiveProcessor, keepLive, takeLive
+from sparkjet.coredag.runtime.processor_state import ProcessorState, RestoredShare
+from sparkjet.coredag.runtime.state_store import SavedEntries, StateStore
 from sparkjet.coredag.runtime.tasklet import Snapshot, TaskletSpec, runPartitionBatches
 from sparkjet.coredag.runtime.transport import TRANSPORTED, TransportedError
 from sparkjet.coredag.runtime.watermarks import InputMarkers, OutputWatermarks
@@ -27,20 +29,19 @@ def runVertex(
 ) -> Iterator[list]:
     """Run processor ``index`` of the vertex over its partition; its output batches name the
     stage that emitted them where an item cannot be pickled (see ``namedBatches``). In a
-    stream's micro-batch the processor starts from the state it saved in the previous one and
-    adds the state it ends with to ``states``."""
+    stream's micro-batch the processor takes up where it ended the previous one (kept alive in
+    this worker, or restored from its state files), saves its state to the job's ``StateStore``
+    and adds where it saved it to ``states``."""
     metrics = TaskMetrics()
-    previous = spec.restoredStates.value.get(index) if spec.restoredStates else None
-    restored = previous or ProcessorState()
-    restoredEntries = restored.entries()
-    follows = previous is not None
-    snapshot = Snapshot(restoredEntries, spec.savesState, follows) if spec.savesState or follows else None
+    restored = spec.restoredStates.get(index) if spec.restoredStates else None
+    start = restored.start if isinstance(restored, RestoredShare) else restored or ProcessorState()
+    snapshot = _snapshot(spec, index, restored) if spec.savesState or restored is not None else None
     batches = (pickle.loads(packet) for _, packet in partition) if packed else partition
     batches = sliced(batches, spec.queueSize)
     inputMarkers = outputWatermarks = None
     if spec.watermarks:
         inputMarkers = InputMarkers(
-            len(spec.inboundOrdinals) > 1, (spec.inboundOrdinals or (0,))[0], restored.observedWatermark
+            len(spec.inboundOrdinals) > 1, (spec.inboundOrdinals or (0,))[0], start.observedWatermark
         )
         batches = inputMarkers.items(batches)
     if countsInput:
@@ -49,29 +50,68 @@ def runVertex(
         endOfInput = inputMarkers.coalesced if inputMarkers is not None and spec.inboundOrdinals else None
         output = runPartitionBatches(spec, index, batches, metrics, endOfInput, snapshot)
         if spec.watermarks:
-            outputWatermarks = OutputWatermarks(restored.emittedTo(spec.bucketCount))
+            outputWatermarks = OutputWatermarks(start.emittedTo(spec.bucketCount))
             output = outputWatermarks.items(output)
         output = metrics.countedOutput(spec.vertexName, output)
         if outputWatermarks is not None and spec.hasOutboundEdges:
             output = itertools.chain(output, outputWatermarks.markers(index))
         yield from namedBatches(output, crossing)
+        if spec.savesState:
+            saved = _savedState(spec, index, snapshot, restored, inputMarkers, outputWatermarks)
     except TRANSPORTED as error:
         raise TransportedError(error) from None
     counts.add(metrics.total())
     if spec.savesState:
-        states.add({(spec.dagVertexName, index): _endState(snapshot, inputMarkers, outputWatermarks)})
+        states.add({(spec.dagVertexName, index): saved})
     _drained(partition)
 
 
-def _endState(
-    snapshot: Snapshot, inputMarkers: InputMarkers | None, outputWatermarks: OutputWatermarks | None
+class _RestoringSnapshot(Snapshot):
+    """A snapshot that notes the entries it restored from the files, for the next delta."""
+
+    def __init__(self, store: StateStore, restored, saves: bool, live: LiveProcessor | None) -> None:
+        super().__init__(self._load, saves, restored is not None, None if live is None else (live.processor, live.outbox))
+        self._store, self._restored = store, restored
+        self.lastSaved: SavedEntries | None = None if live is None else live.saved
+
+    def _load(self) -> list:
+        entries = self._store.load(self._restored) if self._restored is not None else []
+        if isinstance(self._restored, ProcessorState):
+            self.lastSaved = SavedEntries.of(entries)
+        return entries
+
+
+def _snapshot(spec: TaskletSpec, index: int, restored) -> _RestoringSnapshot:
+    """Return the snapshot processor ``index`` starts from: the processor kept alive in this
+    worker where it saved the state ``restored`` names, else that state read back."""
+    live = None
+    if isinstance(restored, ProcessorState) and spec.keptAlive and not spec.usesFastPath():
+        live = takeLive(_liveKey(spec, index), restored.savedBy)
+    return _RestoringSnapshot(spec.stateStore, restored, spec.savesState, live)
+
+
+def _savedState(
+    spec: TaskletSpec, index: int, snapshot: _RestoringSnapshot, restored,
+    inputMarkers: InputMarkers | None, outputWatermarks: OutputWatermarks | None,
 ) -> ProcessorState:
-    """Return what a processor hands to the next micro-batch: its snapshot and watermarks."""
-    return ProcessorState.of(
-        snapshot.saved,
+    """Save what the processor hands to the next micro-batch: its snapshot entries to the state
+    store (kept alive in this worker too) and, beside where they are, its watermarks."""
+    chain = restored.files if isinstance(restored, ProcessorState) else ()
+    version = spec.stateStore.save(spec.dagVertexName, index, list(snapshot.saved), snapshot.lastSaved, chain)
+    if snapshot.kept is not None:
+        processor, outbox = snapshot.kept
+        keepLive(_liveKey(spec, index), LiveProcessor(processor, outbox, version.savedBy, version.entries))
+    return ProcessorState(
+        version.files,
+        version.size,
         outputWatermarks.emitted() if outputWatermarks is not None else (),
         inputMarkers.observed if inputMarkers is not None else ProcessorState().observedWatermark,
+        version.savedBy,
     )
+
+
+def _liveKey(spec: TaskletSpec, index: int) -> tuple[str, str, int]:
+    return spec.stateStore.root, spec.dagVertexName, index
 
 
 def _drained(partition: Iterator) -> None:

@@ -3,11 +3,11 @@ and a Hadoop URL needs the SparkContext, which a job's run reaches for before it
 (tests/streaming/test_hadoop_checkpoint.py runs it on Spark's JVM)."""
 
 import os
-import pickle
 
 import pytest
 
 from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError, LocalCheckpointStorage, checkpointStorage
+from sparkjet.coredag.runtime.processor_state import ProcessorState
 from sparkjet.coredag.runtime.stream.checkpoint import StreamCheckpoint
 
 
@@ -75,12 +75,12 @@ def test_the_fed_sources_of_a_hadoop_checkpoint_stay_in_a_local_directory(tmp_pa
 def test_a_local_checkpoint_keeps_the_states_of_the_last_two_micro_batches(tmp_path):
     checkpoint = StreamCheckpoint(str(tmp_path / "cp")).open("j")
     for batch in range(4):
-        snapshot = checkpoint.saveStates(batch, {"v": batch})
-        assert snapshot.bytes == len(pickle.dumps({"v": batch}))
+        snapshot = checkpoint.saveStates(batch, {"v": {0: ProcessorState(size=batch)}})
+        assert snapshot.bytes == batch, "what the tasks wrote"
     assert sorted(os.listdir(tmp_path / "cp" / "states")) == ["batch-000000002.pickle", "batch-000000003.pickle"]
     (tmp_path / "cp" / "query" / "commits").mkdir(parents=True)
     (tmp_path / "cp" / "query" / "commits" / "2").write_text("v1")
-    assert checkpoint.restoredStates() == {"v": 2}
+    assert checkpoint.restoredStates() == {"v": {0: ProcessorState(size=2)}}
     checkpoint.recordClaims(["b"])
     checkpoint.recordClaims(["a"])
     assert checkpoint.claimedOutputs() == {"a", "b"}

@@ -13,9 +13,11 @@ from sparkjet.coredag.model.sliding_window_policy import slidingWinPolicy
 from sparkjet.coredag.model.watermark import LONG_MIN, Watermark
 from sparkjet.coredag.processors.sliding_window import SnapshotKey, aggregateToSlidingWindowP
 from sparkjet.coredag.runtime.processor_state import ProcessorState, partitionKeyOf, redistributed
+from sparkjet.coredag.runtime.state_store import StateStore
 
 COUNTING = AggregateOperation(int, lambda acc, item: acc + 1, lambda a, b: a + b, lambda a, b: a - b)
-PARTITION = DefaultPartitioner().getPartition
+PARTITIONER = DefaultPartitioner()
+PARTITION = PARTITIONER.getPartition
 WORDS = [f"w{number}" for number in range(12)]
 
 
@@ -24,26 +26,33 @@ def test_a_partition_aware_key_is_restored_where_its_partition_key_goes():
     assert partitionKeyOf(("a", 1)) == ("a", 1)
 
 
-def test_entries_go_to_the_processor_of_their_key_and_broadcast_ones_to_all():
+def savedBy(store: StateStore, index: int, entries: tuple, emitted: tuple, observed: int) -> ProcessorState:
+    """Return the state processor ``index`` of vertex 'w' saved as ``entries`` in ``store``."""
+    version = store.save("w", index, list(entries), None, ())
+    return ProcessorState(version.files, version.size, emitted, observed, version.savedBy)
+
+
+def test_entries_go_to_the_processor_of_their_key_and_broadcast_ones_to_all(tmp_path):
+    store = StateStore(str(tmp_path), 0)
     saved = {
-        0: ProcessorState.of(((SnapshotKey(10, "a"), 1), (broadcastKey("next"), 20)), (30,), 25),
-        1: ProcessorState.of(((SnapshotKey(10, "b"), 2), (SnapshotKey(20, "c"), 3), (broadcastKey("next"), 10)), (40,), 15),
+        0: savedBy(store, 0, ((SnapshotKey(10, "a"), 1), (broadcastKey("next"), 20)), (30,), 25),
+        1: savedBy(store, 1, ((SnapshotKey(10, "b"), 2), (SnapshotKey(20, "c"), 3), (broadcastKey("next"), 10)), (40,), 15),
     }
-    spread = redistributed(saved, 3, PARTITION)
+    spread = redistributed(saved, 3, PARTITIONER)
     assert set(spread) == {0, 1, 2}
-    for index, state in spread.items():
-        entries = state.entries()
+    for index, share in spread.items():
+        entries = store.load(share)
         assert [value for key, value in entries if key == broadcastKey("next")] == [20, 10]
         assert {key.key for key, _ in entries if isinstance(key, SnapshotKey)} == {
             word for word in "abc" if PARTITION(word, 3) == index
         }
-        assert state.observedWatermark == 15 and state.emittedWatermarks == (30,)
+        assert share.start.observedWatermark == 15 and share.start.emittedWatermarks == (30,)
 
 
 def test_processors_that_reached_no_watermark_keep_the_restored_ones_from_going_back_no_further():
-    saved = {0: ProcessorState.of((), (), LONG_MIN), 1: ProcessorState.of((), (7,), 5)}
-    spread = redistributed(saved, 1, PARTITION)
-    assert spread[0].observedWatermark == LONG_MIN and spread[0].emittedWatermarks == (LONG_MIN,)
+    saved = {0: ProcessorState((), 0, (), LONG_MIN), 1: ProcessorState((), 0, (7,), 5)}
+    spread = redistributed(saved, 1, PARTITIONER)
+    assert spread[0].start.observedWatermark == LONG_MIN and spread[0].start.emittedWatermarks == (LONG_MIN,)
 
 
 def first(item):
@@ -79,14 +88,15 @@ def onProcessor(index: int, count: int, events: list) -> list:
     return [event for event in events if PARTITION(event[1], count) == index]
 
 
-def test_a_window_stage_restarted_on_three_processors_emits_what_two_would_have():
+def test_a_window_stage_restarted_on_three_processors_emits_what_two_would_have(tmp_path):
+    store = StateStore(str(tmp_path), 0)
     events = [(time // 2, WORDS[time % len(WORDS)]) for time in range(80)]
     before, after = events[:50], events[50:]
     firstRun = [windowProcessor(index, 2) for index in range(2)]
     results = [result for index, p in enumerate(firstRun) for result in fed(p, onProcessor(index, 2, before), 10)]
-    states = {index: ProcessorState.of(saved(p), (), 10) for index, p in enumerate(firstRun)}
-    for index, state in redistributed(states, 3, PARTITION).items():
-        results += fed(windowProcessor(index, 3, state.entries()), onProcessor(index, 3, after), 100)
+    states = {index: savedBy(store, index, saved(p), (), 10) for index, p in enumerate(firstRun)}
+    for index, share in redistributed(states, 3, PARTITIONER).items():
+        results += fed(windowProcessor(index, 3, store.load(share)), onProcessor(index, 3, after), 100)
     expected = Counter((time - time % 10 + 10, word) for time, word in events)
     assert Counter({(result.end, result.key): result.result for result in results}) == expected
     assert len(results) == len(expected), "each window of each key once"

@@ -33,8 +33,8 @@ def test_a_restart_takes_the_states_of_sparks_last_committed_micro_batch(tmp_pat
     checkpoint = StreamCheckpoint(str(tmp_path))
     assert checkpoint.lastCommittedBatch() is None and checkpoint.restoredStates() == {}
     for batch in range(3):
-        snapshot = checkpoint.saveStates(batch, {"window": {0: ProcessorState.of(((batch, "acc"),), (), 0)}})
-        assert snapshot.snapshotId == batch and snapshot.bytes > 0
+        snapshot = checkpoint.saveStates(batch, {"window": {0: ProcessorState((f"w/0/{batch}.base",), 10 + batch)}})
+        assert snapshot.snapshotId == batch and snapshot.bytes == 10 + batch
     assert sorted(os.listdir(tmp_path / "states")) == ["batch-000000001.pickle", "batch-000000002.pickle"]
     commits = tmp_path / "query" / "commits"
     commits.mkdir(parents=True)
@@ -42,7 +42,7 @@ def test_a_restart_takes_the_states_of_sparks_last_committed_micro_batch(tmp_pat
         (commits / str(batch)).write_text("v1")
     assert checkpoint.lastCommittedBatch() == 1
     restored = checkpoint.restoredStates()["window"][0]
-    assert restored.entries() == ((1, "acc"),)
+    assert restored.files == ("w/0/1.base",)
     assert not [name for name in os.listdir(tmp_path / "states") if name.endswith(".writing")]
 
 

@@ -185,5 +185,5 @@ def test_spark_jobs_are_described_by_sparkjet_job_and_vertex():
     assert (
         sparkJobDescription("word-count", "listSink(counts)") == "sparkjet job 'word-count': vertex 'listSink(counts)'"
     )
-    batch = MicroBatch(batchId=3, rows=None, restored={})
+    batch = MicroBatch(batchId=3, rows=None, restored={}, stateRoot="/unused")
     assert sparkJobDescription("clicks", "map", batch) == "sparkjet job 'clicks', micro-batch 3: vertex 'map'"

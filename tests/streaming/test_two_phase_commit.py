@@ -1,6 +1,7 @@
 """Jet's two-phase commit on a stream job (issue 16, point 2): each micro-batch ends with
 ``saveToSnapshot()`` then ``snapshotCommitPrepare()``; once the snapshot is committed, the next
-micro-batch's processor, restored from it, gets ``snapshotCommitFinish(True)`` before any item.
+micro-batch's processor (the same one, kept alive in its Python worker, or one restored from the
+snapshot) gets ``snapshotCommitFinish(True)`` before any item.
 A sink written to Jet's contract (it commits the transactions it restores, as after a restart)
 writes every item exactly once."""
 
@@ -88,6 +89,6 @@ def test_a_transactional_sink_prepares_at_each_snapshot_and_finishes_once_it_is_
     assert committed == Counter(ITEMS), "every item committed exactly once"
     assert not list(tmp_path.glob(".prepared-*")), "every prepared transaction committed"
     tasks = (tmp_path / "calls.log").read_text().splitlines()
-    jetsOrder = re.compile(r"(restore )*(finish\(True\) )?(item )*(save prepare|complete)")
+    jetsOrder = re.compile(r"(restore )*(finish\(True\) )?((item )*save prepare finish\(True\) )*(item )*(save prepare|complete)")
     assert all(jetsOrder.fullmatch(task) for task in tasks), tasks
-    assert any(task.endswith("save prepare") for task in tasks) and any("finish(True)" in task for task in tasks)
+    assert any("save prepare" in task for task in tasks) and any("finish(True)" in task for task in tasks)

@@ -6,9 +6,12 @@ What lives across micro-batches, and who owns it:
 
 - where each source was read up to (offsets) and which micro-batches committed: Spark's query
   checkpoint, ``<checkpoint>/query``, written by Spark;
-- each processor's state: saved at the end of a micro-batch, restored at the start of the next
-  (today through the driver: ``StreamRun`` holds it and ``StreamCheckpoint`` writes it to
-  ``<checkpoint>/states/batch-N.pickle`` before Spark commits the micro-batch);
+- each processor's state: the live processor, kept between micro-batches by the Python worker
+  that ran it (``live_processors``), and its saved entries, written by its own task at the end of
+  each micro-batch as a delta or a base under ``<checkpoint>/state`` (``state_store``); the driver
+  holds only where they are and the watermarks (``ProcessorState``): ``StreamRun`` keeps the last
+  micro-batch's and ``StreamCheckpoint`` writes them to ``<checkpoint>/states/batch-N.pickle``
+  before Spark commits the micro-batch, then removes the state files no kept version names;
 - the files sinks' directories: claimed once by the run (``OutputDirectoryClaim``), noted in
   ``<checkpoint>/claimed-outputs.json`` so a restarted job goes on writing there; a committed
   micro-batch's part files are never removed;

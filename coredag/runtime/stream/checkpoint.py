@@ -13,7 +13,6 @@ the same machine; one restarted on another machine finds its fed sources empty."
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import logging
 import os
@@ -23,6 +22,7 @@ import shutil
 import socket
 import tempfile
 import time
+import urllib.parse
 
 from sparkjet.coredag.errors import JobError
 from sparkjet.coredag.model.event_time_policy import wallClockMillis
@@ -36,9 +36,12 @@ from sparkjet.coredag.runtime.checkpoint_storage import (
     checkPrivate,
     makePrivateDirectories,
 )
-from sparkjet.coredag.runtime.stream.state_directory import fileName, stateRoot
+from sparkjet.coredag.runtime.stream.state_directory import directoryName, stateRoot
 
 STATES = "states"
+"""Per micro-batch, where each processor's state is: its state files and watermarks, pickled."""
+STATE = "state"
+"""The processors' state files, each written by its task (see ``state_store``)."""
 QUERY = "query"
 CLAIMED = "claimed-outputs.json"
 SHAPE = "job-shape.json"
@@ -62,15 +65,17 @@ class StreamCheckpoint:
     def __init__(self, location: str) -> None:
         self.location = location
         self.sourcesDirectory = (
-            os.path.join(stateRoot(), FED_SOURCES, urlDirectoryName(location)) if isHadoopUrl(location) else location
+            os.path.join(stateRoot(), FED_SOURCES, directoryName(location)) if isHadoopUrl(location) else location
         )
         """The local directory of the fed sources' files."""
         self._storage = None
 
     def open(self, jobName: str) -> "StreamCheckpoint":
         """Reach the checkpoint's storage now; one that cannot be reached (an unknown scheme, a
-        file system that does not answer) is a CheckpointError naming the job and the location."""
+        file system that does not answer) or where the tasks cannot keep their state is a
+        CheckpointError naming the job and the location."""
         self._storage = checkpointStorage(self.location, f"Job '{jobName}'")
+        self.stateLocation  # noqa: B018: where the tasks cannot keep their state is an error now, before the job runs
         if self.sourcesDirectory != self.location:
             checkPrivate(self.sourcesDirectory, lambda reason: cannotKeep(f"Job '{jobName}'", self.location, reason))
         return self
@@ -86,6 +91,34 @@ class StreamCheckpoint:
     def queryLocation(self) -> str:
         """Return the path or URL of Spark's query checkpoint."""
         return self.storage.url(QUERY)
+
+    @property
+    def stateLocation(self) -> str:
+        """Return the local directory where the tasks keep the processors' state files: the
+        checkpoint's ``state`` directory, a ``file://`` URL's as a path. The tasks write there with
+        Python's file API, so another scheme is a CheckpointError."""
+        split = urllib.parse.urlsplit(self.location)
+        if not isHadoopUrl(self.location):
+            return os.path.join(self.location, STATE)
+        if split.scheme == "file" and split.netloc in ("", "localhost"):
+            return os.path.join(urllib.parse.unquote(split.path), STATE)
+        raise CheckpointError(
+            f"The checkpoint '{self.location}' cannot keep the processors' state: each task writes its processor's "
+            "state with Python's file API, which reaches local paths and file:// URLs, not a "
+            f"'{split.scheme}://' file system; keep the checkpoint on a file system every machine mounts "
+            "(a local path or file:// URL there)"
+        )
+
+    def removeStateFiles(self, keeping: set[str]) -> None:
+        """Remove the state files but those ``keeping`` names (the versions a restart or the next
+        micro-batch may read): older versions, and those of failed or abandoned tasks."""
+        root = self.stateLocation
+        for directory, _, names in os.walk(root):
+            for name in names:
+                path = os.path.join(directory, name)
+                if os.path.relpath(path, root) not in keeping:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.remove(path)
 
     def sourceDirectory(self, number: int) -> str:
         """Return the local directory of stream source ``number``'s own files."""
@@ -154,14 +187,14 @@ class StreamCheckpoint:
             ) from None
 
     def saveStates(self, batchId: int, states: dict) -> SnapshotMetrics:
-        """Save the processors' states at the end of micro-batch ``batchId``, whole or not at
-        all (written aside, then renamed), before Spark commits the micro-batch; return the
-        snapshot's figures."""
+        """Save where the processors' states are at the end of micro-batch ``batchId`` (their
+        tasks wrote the state files), whole or not at all (written aside, then renamed), before
+        Spark commits the micro-batch; return the snapshot's figures: the bytes its tasks wrote."""
         started, takenAt = time.perf_counter(), wallClockMillis()
-        data = pickle.dumps(states)
-        self.storage.write(statesName(batchId), data)
+        self.storage.write(statesName(batchId), pickle.dumps(states))
         self._removeStatesBefore(batchId - 1)
-        return SnapshotMetrics(batchId, takenAt, len(data), time.perf_counter() - started)
+        written = sum(state.size for byIndex in states.values() for state in byIndex.values())
+        return SnapshotMetrics(batchId, takenAt, written, time.perf_counter() - started)
 
     def _removeStatesBefore(self, batchId: int) -> None:
         """Remove the states older than micro-batch ``batchId``: a restart needs the last
@@ -205,7 +238,7 @@ class StreamCheckpoint:
 
 def isCheckpointEntry(name: str) -> bool:
     """Return whether ``name``, in a checkpoint's directory, is the job's own (what ``remove`` removes)."""
-    return name in (QUERY, STATES, CLAIMED, CLAIMED + WRITING, SHAPE, SHAPE + WRITING, LOCK, OWNER) or name.startswith(
+    return name in (QUERY, STATES, STATE, CLAIMED, CLAIMED + WRITING, SHAPE, SHAPE + WRITING, LOCK, OWNER) or name.startswith(
         SOURCE_PREFIX
     )
 
@@ -289,15 +322,6 @@ class CheckpointLock:
         if self._file is not None:
             self._file.close()
             self._file = None
-
-
-def urlDirectoryName(url: str) -> str:
-    """Return a directory name of ``url``'s own: the URL encoded (``fileName``), or its SHA-256
-    in hexadecimal where that is too long (an encoded URL has a ``%``: the two never meet)."""
-    try:
-        return fileName(url, "The checkpoint")
-    except JobError:
-        return hashlib.sha256(url.encode("utf-8")).hexdigest()
 
 
 def statesName(batchId: int) -> str:

@@ -2,7 +2,7 @@
 a stream job's state at the end of a committed micro-batch, copied out of its checkpoint under a
 name and kept until destroyed, so that a new job, a new version of the pipeline say, starts
 where the old one was. What is copied: Spark's query checkpoint (where each source was read up
-to), the processors' states by vertex name, the files of sources sparkjet feeds and the output
+to), the processors' states by vertex name (their state files), the files of sources sparkjet feeds and the output
 directories the job claimed.
 
 A new job takes a vertex's state where it has a vertex of that name running the same kind of
@@ -24,12 +24,14 @@ from sparkjet.coredag.errors import JobError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.event_time_policy import wallClockMillis
 from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError, makePrivateDirectories
+from sparkjet.coredag.runtime.state_store import referencedFiles
 from sparkjet.coredag.runtime.stream.checkpoint import (
     CLAIMED,
     LOCK,
     QUERY,
     SHAPE,
     SOURCE_PREFIX,
+    STATE,
     STATES,
     StreamCheckpoint,
     statesName,
@@ -114,8 +116,13 @@ def exportSnapshot(
         shutil.copytree(os.path.join(checkpoint.sourcesDirectory, entry), os.path.join(writing, entry))
     with open(os.path.join(writing, statesName(batchId)), "wb") as file:
         pickle.dump(states, file)
-        size = file.tell()
-    stateful = [vertex for vertex, byIndex in states.items() if any(state.packedEntries for state in byIndex.values())]
+    size = 0
+    for stateFile in sorted(referencedFiles(states)):
+        copied = os.path.join(writing, STATE, stateFile)
+        makePrivateDirectories(os.path.dirname(copied))
+        shutil.copyfile(os.path.join(checkpoint.stateLocation, stateFile), copied)
+        size += os.path.getsize(copied)
+    stateful = [vertex for vertex, byIndex in states.items() if any(state.files for state in byIndex.values())]
     snapshot = JobStateSnapshot(
         name, jobName, wallClockMillis(), batchId, size, processorKinds(dag, stateful), sourceCount, directory
     )

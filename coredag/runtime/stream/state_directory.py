@@ -2,6 +2,7 @@
 jobs' default checkpoints and exported snapshots, and the one-to-one mapping of a job's or a
 snapshot's name to a directory name there."""
 
+import hashlib
 import os
 import re
 
@@ -37,3 +38,12 @@ def fileName(name: str, owner: str) -> str:
             f"({len(encoded)} bytes as a file name, {NAME_BYTES} at most): give a shorter one"
         )
     return encoded
+
+
+def directoryName(name: str) -> str:
+    """Return a directory name of ``name``'s own: ``name`` encoded (``fileName``), or its SHA-256
+    in hexadecimal where that is too long (an encoded name has a ``%``: the two never meet)."""
+    try:
+        return fileName(name, "A directory")
+    except JobError:
+        return hashlib.sha256(name.encode("utf-8")).hexdigest()

@@ -18,6 +18,7 @@ from sparkjet.coredag.runtime.execution import JobControl, MicroBatch, executeDa
 from sparkjet.coredag.runtime.checkpoint_storage import makePrivateDirectories
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
 from sparkjet.coredag.runtime.processor_state import vertexWatermarks
+from sparkjet.coredag.runtime.state_store import referencedFiles
 from sparkjet.coredag.runtime.stream.checkpoint import StreamCheckpoint, temporaryCheckpoint
 from sparkjet.coredag.runtime.stream.exported_snapshot import (
     JobStateSnapshot,
@@ -75,7 +76,7 @@ def warnDroppedStates(jobName: str, states: dict, dag: DAG) -> None:
     names = {vertex.name for vertex in dag}
     dropped = sorted(
         name for name, byIndex in states.items()
-        if name not in names and any(state.packedEntries for state in byIndex.values())
+        if name not in names and any(state.files for state in byIndex.values())
     )
     if dropped:
         warnings.warn(
@@ -295,11 +296,16 @@ class StreamRun:
         started = time.perf_counter()
         outcome = executeDag(
             self._spark, self._dag, self._jobName, self._control, self._physical,
-            MicroBatch(batchId, rows, self._states, self._outputs, final, self._staticVertices, self._staticOutputs),
+            MicroBatch(
+                batchId, rows, self._states, self._checkpoint.stateLocation, self._outputs, final,
+                self._staticVertices, self._staticOutputs,
+            ),
         )
         snapshot = None
         if not final and self._keptCheckpoint is not None:
             snapshot = self._keptCheckpoint.saveStates(batchId, outcome.states)
+        if not final:
+            self._checkpoint.removeStateFiles(keeping=referencedFiles(outcome.states) | referencedFiles(self._states))
         for output in self._outputs.values():
             output.keepMicroBatch()
         self._lastBatch = max(self._lastBatch, batchId)

@@ -1,0 +1,147 @@
+"""Where a stream processor's saved state lives: files its own task writes under the checkpoint's
+``state`` directory, one version per micro-batch, read back by the next task of that processor.
+A version is a base (every entry) or a delta (the entries changed and the keys removed since the
+version before), so a micro-batch writes what changed, not the whole state; every
+``COMPACT_EVERY`` versions a processor writes a base again. The driver only ever sees the names
+of these files (in ``ProcessorState``), never their bytes. No pyspark here."""
+
+import os
+import pickle
+import uuid
+from collections.abc import Hashable, Iterable
+
+import attrs
+
+from sparkjet.coredag.errors import JobError
+from sparkjet.coredag.model.broadcast_key import BroadcastKey
+from sparkjet.coredag.runtime.processor_state import ProcessorState, RestoredShare, partitionKeyOf
+from sparkjet.coredag.runtime.stream.state_directory import directoryName
+
+STATE = "state"
+"""The checkpoint's directory of state files."""
+COMPACT_EVERY = 10
+"""How many versions a processor's chain of files holds at most: a base, then deltas."""
+WRITING = ".writing"
+
+
+class MissingStateError(JobError):
+    """A state file the checkpoint names is gone."""
+
+
+@attrs.frozen
+class SavedEntries:
+    """A processor's entries as last saved, by key, each value pickled: what the next delta is
+    taken against. ``None`` where keys repeat or cannot be hashed: then every version is a base."""
+
+    byKey: dict | None
+
+    @classmethod
+    def of(cls, entries: Iterable[tuple]) -> "SavedEntries":
+        """Return the entries ``entries`` by key (None where that loses or cannot hold one)."""
+        byKey: dict = {}
+        try:
+            for key, value in entries:
+                if key in byKey:
+                    return cls(None)
+                byKey[key] = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        except TypeError:
+            return cls(None)
+        return cls(byKey)
+
+
+@attrs.frozen
+class SavedVersion:
+    """What one task saved: its chain of state files (a base, then deltas), the bytes it wrote,
+    its entries as saved (for the next delta) and its own token (``savedBy``)."""
+
+    files: tuple[str, ...]
+    size: int
+    entries: SavedEntries
+    savedBy: str
+
+
+@attrs.frozen
+class StateStore:
+    """The state files of one stream job under ``root`` (a local directory, as the tasks see it),
+    for micro-batch ``version``."""
+
+    root: str
+    version: int
+
+    def load(self, restored: ProcessorState | RestoredShare) -> list[tuple]:
+        """Return the entries a processor restores: the state it saved (its base with its deltas
+        applied) or, as a ``RestoredShare``, its share of those another number of processors
+        saved, as Jet restores a snapshot: every ``BroadcastKey`` entry, and the entries whose
+        key the vertex's partitioner sends to it."""
+        if isinstance(restored, ProcessorState):
+            return self._entriesOf(restored)
+        entries = (entry for state in restored.saved for entry in self._entriesOf(state))
+        partitionOf, count, index = restored.partitioner.getPartition, restored.count, restored.index
+        return [
+            (key, value)
+            for key, value in entries
+            if isinstance(key, BroadcastKey) or partitionOf(partitionKeyOf(key), count) == index
+        ]
+
+    def save(
+        self, vertex: str, index: int, entries: list[tuple], last: SavedEntries | None, chain: tuple[str, ...]
+    ) -> SavedVersion:
+        """Write processor ``index`` of ``vertex``'s entries of this version: a delta against
+        ``last`` (the entries of the version whose files are ``chain``) where it can, else a base."""
+        current, savedBy = SavedEntries.of(entries), f"{self.version}-{uuid.uuid4().hex}"
+        if not entries:
+            return SavedVersion((), 0, current, savedBy)
+        compact = last is None or last.byKey is None or current.byKey is None or len(chain) >= COMPACT_EVERY
+        if compact:
+            kind, payload = "base", entries
+        else:
+            changed = [(key, value) for key, value in entries if last.byKey.get(key) != current.byKey[key]]
+            removed = [key for key in last.byKey if key not in current.byKey]
+            kind, payload = "delta", (changed, removed)
+        name = f"{directoryName(vertex)}/{index}/{savedBy}.{kind}"
+        size = self._write(name, pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
+        return SavedVersion((name,) if compact else (*chain, name), size, current, savedBy)
+
+    def _entriesOf(self, state: ProcessorState) -> list[tuple]:
+        """Return the entries of one saved state: its base, then each delta applied in turn."""
+        if not state.files:
+            return []
+        base, *deltas = state.files
+        entries = self._read(base)
+        if not deltas:
+            return entries
+        byKey: dict[Hashable, object] = dict(entries)
+        for delta in deltas:
+            changed, removed = self._read(delta)
+            for key in removed:
+                byKey.pop(key, None)
+            byKey.update(changed)
+        return list(byKey.items())
+
+    def _read(self, name: str):
+        path = os.path.join(self.root, name)
+        try:
+            with open(path, "rb") as file:
+                return pickle.load(file)
+        except FileNotFoundError:
+            raise MissingStateError(
+                f"The state file '{path}' is missing: the checkpoint was changed from outside, or its "
+                "directory is not shared with every executor (on a cluster, keep the checkpoint where "
+                "every machine sees the same files)"
+            ) from None
+
+    def _write(self, name: str, data: bytes) -> int:
+        """Write ``data`` as file ``name``, aside and then renamed, so it is whole or absent."""
+        path = os.path.join(self.root, name)
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        aside = path + WRITING
+        with open(os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as file:
+            file.write(data)
+        os.replace(aside, path)
+        return len(data)
+
+
+
+def referencedFiles(states: dict) -> set[str]:
+    """Return the state files that ``states`` (by vertex, by index) name."""
+    return {name for byIndex in states.values() for state in byIndex.values() for name in state.files}

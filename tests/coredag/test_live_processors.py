@@ -1,0 +1,83 @@
+"""A stream processor lives from one micro-batch to the next in the Python worker that ran it
+(issue 26, point 3): the next task of the same processor in that worker takes it up without
+restoring, saving only what changed; a task elsewhere, or after a failed one, restores it from
+its state files. Driven here as Spark drives a vertex's task, ``runVertex`` over one partition."""
+
+from sparkjet.coredag.api.processor import AbstractProcessor
+from sparkjet.coredag.runtime.crossing import Crossing
+from sparkjet.coredag.runtime.state_store import StateStore
+from sparkjet.coredag.runtime.tasklet import TaskletSpec
+from sparkjet.coredag.runtime.vertex_tasks import runVertex
+
+
+class CountingP(AbstractProcessor):
+    """Counts its items per word; notes every restore, in ``RESTORES``."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.emitting = None
+
+    def tryProcess0(self, item) -> bool:
+        self.counts[item] = self.counts.get(item, 0) + 1
+        return True
+
+    def saveToSnapshot(self) -> bool:
+        return self.emitFromTraverserToSnapshot(iter(self.counts.items()))
+
+    def restoreFromSnapshot(self, key, value) -> None:
+        RESTORES.append(key)
+        self.counts[key] = value
+
+    def complete(self) -> bool:
+        self.emitting = self.emitting or iter(sorted(self.counts.items()))
+        return self.emitFromTraverser(self.emitting)
+
+
+RESTORES: list = []
+
+
+class Gathered:
+    """What a task adds to an accumulator."""
+
+    def __init__(self) -> None:
+        self.value: dict = {}
+
+    def add(self, more) -> None:
+        if isinstance(more, dict):
+            self.value.update(more)
+
+
+def microBatch(root: str, version: int, restored, words: list[str], saves: bool = True):
+    """Run the counting vertex's processor 0 over ``words`` as micro-batch ``version``; return
+    its output and the state it saved."""
+    spec = TaskletSpec(
+        vertexName="count", processorSupplier=CountingP, totalParallelism=1, inboundOrdinals=(0,), bucketCount=1,
+        queueSize=64, outboxCapacity=64, dagVertexName="count", savesState=saves, keptAlive=True,
+        restoredStates={0: restored} if restored is not None else None, stateStore=StateStore(root, version),
+    )
+    states = Gathered()
+    output = [item for batch in runVertex(spec, Crossing("count", "its sink"), False, True, Gathered(), states, 0, iter([words])) for item in batch]
+    return output, states.value.get(("count", 0))
+
+
+def test_the_next_task_in_the_same_worker_takes_the_processor_up_without_restoring_it(tmp_path):
+    RESTORES.clear()
+    root = str(tmp_path)
+    words = [f"w{number:03d}" for number in range(500)]
+    _, first = microBatch(root, 0, None, words * 2)
+    _, second = microBatch(root, 1, first, ["w001"])
+    assert RESTORES == [], "taken up alive, not restored"
+    assert second.files[0] == first.files[0] and second.files[1].endswith(".delta") and second.size < first.size / 20
+    output, _ = microBatch(root, 2, second, ["new"], saves=False)
+    assert output == sorted([(word, 2) for word in words if word != "w001"] + [("w001", 3), ("new", 1)])
+
+
+def test_a_task_that_finds_no_live_processor_restores_the_files_and_gets_the_same_answer(tmp_path):
+    RESTORES.clear()
+    root = str(tmp_path)
+    _, first = microBatch(root, 0, None, ["a", "b", "a"])
+    microBatch(root, 1, first, ["lost"])  # ran, then its micro-batch failed: Spark runs micro-batch 1 again
+    _, again = microBatch(root, 1, first, ["a"])
+    assert sorted(RESTORES) == ["a", "b"], "the processor kept was another version's: restored from the files"
+    output, _ = microBatch(root, 2, again, [], saves=False)
+    assert output == [("a", 3), ("b", 1)], "nothing of the run that was not committed"

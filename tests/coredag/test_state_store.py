@@ -1,0 +1,76 @@
+"""A stream processor's state files (issue 26, points 2 to 4): each task writes its processor's
+version, a delta of the entries changed and the keys removed where it can, a base every
+``COMPACT_EVERY`` versions or where keys repeat; read back, a chain gives the entries saved. And
+the processors a Python worker keeps alive between micro-batches, taken up only by the task that
+restores what they saved."""
+
+import os
+
+import pytest
+
+from sparkjet.coredag.runtime.live_processors import LiveProcessor, keepLive, takeLive
+from sparkjet.coredag.runtime.processor_state import ProcessorState
+from sparkjet.coredag.runtime.state_store import COMPACT_EVERY, MissingStateError, SavedEntries, StateStore
+
+
+def saveVersions(root: str, versions: list[dict]) -> tuple[list, ProcessorState]:
+    """Save each of ``versions`` (entries by key) as the next version of processor 0 of 'v'."""
+    saved, last, chain, kinds = None, None, (), []
+    for number, entries in enumerate(versions):
+        saved = StateStore(root, number).save("v", 0, list(entries.items()), last, chain)
+        last, chain = saved.entries, saved.files
+        kinds.append(chain[-1].rsplit(".", 1)[1] if chain else None)
+    return kinds, ProcessorState(saved.files, saved.size, savedBy=saved.savedBy)
+
+
+def test_a_chain_of_deltas_reads_back_the_last_version_changes_removals_and_all(tmp_path):
+    versions = [{"a": 1, "b": 2}, {"a": 1, "b": 3, "c": [4]}, {"b": 3, "c": [4, 5]}, {"b": 3, "c": [4, 5], "d": None}]
+    kinds, state = saveVersions(str(tmp_path), versions)
+    assert kinds == ["base", "delta", "delta", "delta"]
+    assert dict(StateStore(str(tmp_path), 9).load(state)) == versions[-1]
+
+
+def test_a_delta_holds_only_what_changed(tmp_path):
+    held = {f"key-{number}": number for number in range(5000)}
+    touched = dict(held, **{"key-7": -1, "new": 1})
+    first = StateStore(str(tmp_path), 0).save("v", 0, list(held.items()), None, ())
+    second = StateStore(str(tmp_path), 1).save("v", 0, list(touched.items()), first.entries, first.files)
+    assert second.size < 100 < first.size / 100, (first.size, second.size)
+
+
+def test_every_compact_every_versions_a_base_is_written_again(tmp_path):
+    kinds, state = saveVersions(str(tmp_path), [{"k": number} for number in range(COMPACT_EVERY + 2)])
+    assert kinds == ["base"] + ["delta"] * (COMPACT_EVERY - 1) + ["base", "delta"]
+    assert len(state.files) == 2 and dict(StateStore(str(tmp_path), 99).load(state)) == {"k": COMPACT_EVERY + 1}
+
+
+def test_entries_with_repeated_or_unhashable_keys_are_saved_whole_each_time(tmp_path):
+    assert SavedEntries.of([("k", 1), ("k", 2)]).byKey is None
+    assert SavedEntries.of([(["unhashable"], 1)]).byKey is None
+    store = StateStore(str(tmp_path), 0)
+    first = store.save("v", 0, [("k", 1), ("k", 2)], None, ())
+    second = StateStore(str(tmp_path), 1).save("v", 0, [("k", 1), ("k", 3)], first.entries, first.files)
+    assert len(second.files) == 1 and second.files[0].endswith(".base")
+    assert store.load(ProcessorState(second.files)) == [("k", 1), ("k", 3)]
+
+
+def test_no_entries_write_no_file(tmp_path):
+    saved = StateStore(str(tmp_path), 0).save("v", 0, [], None, ())
+    assert saved.files == () and not os.listdir(tmp_path)
+
+
+def test_a_missing_state_file_names_it(tmp_path):
+    _, state = saveVersions(str(tmp_path), [{"a": 1}])
+    os.remove(tmp_path / state.files[0])
+    with pytest.raises(MissingStateError, match=r"The state file '.*' is missing"):
+        StateStore(str(tmp_path), 1).load(state)
+
+
+def test_a_kept_processor_is_taken_up_only_by_the_task_restoring_what_it_saved():
+    key = ("/cp/state", "v", 0)
+    keepLive(key, LiveProcessor("processor", "outbox", "3-abc", SavedEntries({})))
+    assert takeLive(key, "2-old") is None, "a stale copy is dropped"
+    assert takeLive(key, "3-abc") is None, "and gone"
+    keepLive(key, LiveProcessor("processor", "outbox", "3-abc", SavedEntries({})))
+    assert takeLive(key, "3-abc").processor == "processor"
+    assert takeLive(key, "3-abc") is None, "a task takes it out: a failed one leaves nothing behind"
