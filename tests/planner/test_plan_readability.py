@@ -240,22 +240,21 @@ def test_the_measure_finds_text_a_deliberately_tiny_drawing_shrinks(tmp_path):
 
 @needsDot
 @needsChromium
-def test_zooming_out_or_fitting_to_the_window_keeps_text_readable(tmp_path):
+def test_zooming_out_keeps_text_readable_and_fitting_shows_the_whole_plan(tmp_path):
     zoomedOut = measured(tmp_path, eighteenVertexPipeline(), click("zoom-out", 20))
     assert float(zoomedOut["zoom"]) < 1 and zoomedOut["edgeText"] >= MIN_TEXT_PIXELS - 0.01, zoomedOut
     fitted = measured(tmp_path, eighteenVertexPipeline(), click("zoom-fit"), window="--window-size=800,1000")
-    assert fitted["vertexText"] >= MIN_TEXT_PIXELS - 0.01, fitted
-    assert fitted["drawingWidth"] > fitted["windowWidth"], "text too small to fit: the plan scrolls instead"
+    assert fitted["drawingWidth"] <= fitted["windowWidth"], "Fit shows the whole plan, however small its text (issue 28)"
 
 
 @needsDot
 @needsChromium
-def test_fit_to_width_is_a_toggle_not_a_cap(tmp_path):
+def test_fit_is_a_toggle_not_a_cap(tmp_path):
     natural = measured(tmp_path, tenStagePipeline(), window="--window-size=700,1000")
     assert natural["drawingWidth"] > natural["windowWidth"], "at 100% a wide plan keeps its size and scrolls"
     fitted = measured(tmp_path, tenStagePipeline(), click("zoom-fit"))
     unfitted = measured(tmp_path, tenStagePipeline(), click("zoom-fit", 2))
-    assert fitted["drawingWidth"] > unfitted["drawingWidth"] and float(unfitted["zoom"]) == 1
+    assert float(fitted["zoom"]) != 1 and float(unfitted["zoom"]) == 1
     assert fitted["drawingWidth"] <= fitted["windowWidth"]
     zoomedIn = measured(tmp_path, tenStagePipeline(), click("zoom-in", 2))
     assert zoomedIn["vertexText"] == pytest.approx(unfitted["vertexText"] * 1.25**2, rel=0.01)
