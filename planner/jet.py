@@ -343,7 +343,7 @@ class Jet:
             if guarantee is ProcessingGuarantee.EXACTLY_ONCE:
                 warnNotExactlyOnce(jobName, notExactlyOnce(planned.dag))
             location = None if guarantee is ProcessingGuarantee.NONE else config.checkpointLocation(jobName)
-            start = streamStart(jobName, planned.dag, location, config.getInitialSnapshotName(), self.spark)
+            start = streamStart(jobName, planned.dag, location, config.getInitialSnapshotName(), self.spark, guarantee)
             planned = attrs.evolve(planned, dag=start.dag)
         elif config.getInitialSnapshotName() is not None:
             raise JobError(

@@ -4,18 +4,10 @@ across a restart, where its checkpoint lives and the exported snapshot it starts
 Unlike sparkjet's values, a ``JobConfig`` is mutable, as Jet's is: Jet's users write
 ``config.setProcessingGuarantee(...)`` and expect the config changed."""
 
-import enum
 import os
 
+from sparkjet.coredag.api.processor import ProcessingGuarantee
 from sparkjet.coredag.runtime.stream.state_directory import fileName, stateRoot
-
-
-class ProcessingGuarantee(enum.Enum):
-    """What a stream job guarantees across a restart (Jet's ``ProcessingGuarantee``)."""
-
-    NONE = "NONE"
-    AT_LEAST_ONCE = "AT_LEAST_ONCE"
-    EXACTLY_ONCE = "EXACTLY_ONCE"
 
 
 class JobConfig:

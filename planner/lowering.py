@@ -75,9 +75,25 @@ from sparkjet.coredag.processors.stream_sources import FileWatcherP, FiniteStrea
 from sparkjet.coredag.processors.transform_stateful import EvictedEvents, TransformStatefulP
 from sparkjet.pipeline.assertions import AssertionSink
 from sparkjet.pipeline.pipeline_graph import PipelineGraph
-from sparkjet.pipeline.sinks import DataFrameSink, FilesSink, JsonSink, ListSink, LoggerSink, NoopSink, Sink
+from sparkjet.pipeline.sinks import (
+    DataFrameSink,
+    FilesSink,
+    JsonSink,
+    ListSink,
+    LoggerSink,
+    NoopSink,
+    ProcessorSink,
+    Sink,
+)
 from sparkjet.pipeline.source_builder import BuiltStreamSource
-from sparkjet.pipeline.sources import BatchSource, DataFrameSource, FilesSource, ItemsSource, JsonSource
+from sparkjet.pipeline.sources import (
+    BatchSource,
+    DataFrameSource,
+    FilesSource,
+    ItemsSource,
+    JsonSource,
+    ProcessorBatchSource,
+)
 from sparkjet.pipeline.stream_sources import (
     FileWatcherSource,
     FiniteStreamSource,
@@ -270,7 +286,9 @@ def stageName(transform: Transform) -> StageName:
 def lowerSource(transform: SourceTransform, builder: DagBuilder, index: int) -> None:
     """A source is one vertex with no input."""
     supplier = sourceSupplier(transform.source)
-    builder.setExit(index, builder.addVertex(transform.name, supplier, transform.localParallelism))
+    parallelism = transform.localParallelism
+    parallelism = parallelism if parallelism > 0 else transform.source.preferredLocalParallelism
+    builder.setExit(index, builder.addVertex(transform.name, supplier, parallelism))
 
 
 @functools.singledispatch
@@ -283,6 +301,7 @@ sourceSupplier.register(FilesSource, lambda source: ReadFilesP(source.directory,
 sourceSupplier.register(JsonSource, lambda source: ReadJsonP(source.directory, source.glob, source.charset))
 sourceSupplier.register(DataFrameSource, lambda source: DataFrameSourceP(source.dataFrame))
 sourceSupplier.register(ItemsSource, lambda source: ItemsP(source.items))
+sourceSupplier.register(ProcessorBatchSource, lambda source: source.processorSupplier)
 
 
 @lowerStage.register
@@ -341,7 +360,10 @@ def _socket(source: SocketSource, sourceId: str, nativeTimestamps: bool) -> Stre
 
 @streamSourceSupplier.register
 def _itemStream(source: ItemStreamSource, sourceId: str, nativeTimestamps: bool) -> StreamSourceP:
-    return ItemStreamP(source.itemsPerSecond, source.generatorFn, sourceId=sourceId, nativeTimestamps=nativeTimestamps)
+    return ItemStreamP(
+        source.itemsPerSecond, source.generatorFn, source.initialDelayMillis, sourceId=sourceId,
+        nativeTimestamps=nativeTimestamps,
+    )
 
 
 @streamSourceSupplier.register
@@ -560,6 +582,7 @@ sinkSupplier.register(
 )
 sinkSupplier.register(NoopSink, lambda sink: (NoopSinkP(), 1))
 sinkSupplier.register(AssertionSink, lambda sink: (AssertionSinkP(sink.check), 1))
+sinkSupplier.register(ProcessorSink, lambda sink: (sink.processorSupplier, sink.preferredLocalParallelism))
 
 
 @lowerStage.register

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 import attrs
 from pyspark.sql import DataFrame
 
+from sparkjet.coredag.api.processor import ProcessingGuarantee
 from sparkjet.coredag.runtime.output_directory import OutputDirectoryClaim
 from sparkjet.coredag.runtime.processor_state import ProcessorState
 
@@ -28,3 +29,5 @@ class MicroBatch:
     final: bool = False
     staticVertices: frozenset[str] = frozenset()
     staticOutputs: dict = attrs.Factory(dict)
+    processingGuarantee: ProcessingGuarantee = ProcessingGuarantee.NONE
+    """The job's guarantee, given to its processors' contexts."""

@@ -11,6 +11,7 @@ from py4j.protocol import Py4JError
 from pyspark import RDD, StorageLevel
 from pyspark.sql import SparkSession
 
+from sparkjet.coredag.api.processor import ProcessingGuarantee
 from sparkjet.coredag.api.standard import StandardProcessorSupplier, batched
 from sparkjet.coredag.errors import describeStages
 from sparkjet.coredag.model.dag import DAG
@@ -137,6 +138,9 @@ class RddBuilder:
             hasOutboundEdges=bool(self.dag.getOutboundEdges(name)),
             dagVertexName=name,
             savesState=self.microBatch is not None and not self.microBatch.final and not self._isStatic(name),
+            processingGuarantee=(
+                ProcessingGuarantee.NONE if self.microBatch is None else self.microBatch.processingGuarantee
+            ),
             restoredStates=None if self._isStatic(name) else self._restoredStates(name),
             stateStore=self._stateStore,
             keptAlive=not any(self._isStatic(edge.sourceName) for edge in inbound),

@@ -5,7 +5,15 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 
 import attrs
 
-from sparkjet.coredag.api.processor import Inbox, Outbox, Processor, ProcessorContext, callIdleHook, restoreSnapshot
+from sparkjet.coredag.api.processor import (
+    Inbox,
+    Outbox,
+    ProcessingGuarantee,
+    Processor,
+    ProcessorContext,
+    callIdleHook,
+    restoreSnapshot,
+)
 from sparkjet.coredag.api.standard import batched
 from sparkjet.coredag.errors import ProcessorContractError, SparkjetError, UserFunctionError, shorten
 from sparkjet.coredag.model.edge import Ordering
@@ -36,6 +44,8 @@ class TaskletSpec:
     queueSize: int
     outboxCapacity: int
     jobName: str = ""
+    processingGuarantee: ProcessingGuarantee = ProcessingGuarantee.NONE
+    """The job's guarantee, which each processor's context gives."""
     inboundPriorities: tuple[int, ...] = ()
     inboundOrdering: Ordering | None = None
     loop: Loop = Loop.COOPERATIVE
@@ -64,6 +74,7 @@ class TaskletSpec:
             globalProcessorIndex=index,
             totalParallelism=self.totalParallelism,
             jobName=self.jobName,
+            processingGuarantee=self.processingGuarantee,
             metrics=metrics,
         )
 

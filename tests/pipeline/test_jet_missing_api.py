@@ -181,10 +181,6 @@ def test_long_stream_starts_its_numbers_and_times_after_the_initial_delay(spark)
     assert [(row.sequence, row.eventTime) for row in rows] == [(n, 2000 + n * 50) for n in range(80)]
 
 
-@pytest.mark.xfail(
-    strict=True, raises=AssertionError,
-    reason="planner/lowering.py's _itemStream does not yet pass initialDelayMillis to ItemStreamP",
-)
 def test_long_streams_delay_reaches_its_processor():
     p = Pipeline.create()
     p.readFrom(TestSources.longStream(20, 2000)).withNativeTimestamps(0).writeTo(Sinks.noop())
@@ -221,10 +217,6 @@ class TagsWithGuarantee(AbstractProcessor):
 
 
 @pytest.mark.spark
-@pytest.mark.xfail(
-    strict=True, raises=AssertionError,
-    reason="the Spark runtime's TaskletSpec does not yet put the job's guarantee in its contexts",
-)
 def test_a_stream_jobs_processors_see_its_guarantee(jet, tmp_path):
     p = Pipeline.create()
     (p.readFrom(TestSources.finiteStream([(0, "a")])).withoutTimestamps()
@@ -239,7 +231,6 @@ def test_a_processor_context_says_no_guarantee_by_default():
 
 
 LINES = [f"line{number}" for number in range(ITEM_COUNT)]
-LOWERING = "planner/lowering.py does not yet lower Sources.batchFromProcessor and Sinks.fromProcessor"
 destroyed: list = []
 
 
@@ -325,7 +316,6 @@ def test_a_batch_source_builder_without_fill_buffer_fn_is_refused():
 
 
 @pytest.mark.spark
-@pytest.mark.xfail(strict=True, raises=PlanningError, reason=LOWERING)
 def test_a_built_batch_source_in_a_job(jet, textFile):
     """SourceBuilderTest.batch_fileSource."""
     p = Pipeline.create()
@@ -335,7 +325,6 @@ def test_a_built_batch_source_in_a_job(jet, textFile):
 
 
 @pytest.mark.spark
-@pytest.mark.xfail(strict=True, raises=PlanningError, reason=LOWERING)
 def test_a_batch_source_from_processors_in_a_job(jet):
     """SourcesTest.fromProcessor (Jet reads an IMap's values; here ItemsP gives the sequence)."""
     p = Pipeline.create()
@@ -370,7 +359,6 @@ class LinesWriter:
 
 
 @pytest.mark.spark
-@pytest.mark.xfail(strict=True, raises=PlanningError, reason=LOWERING)
 def test_a_sink_of_processors_of_ones_own(jet, tmp_path):
     p = Pipeline.create()
     p.readFrom(Sources.items(range(100))).writeTo(Sinks.fromProcessor("lines", LinesWriter(str(tmp_path)), 2))

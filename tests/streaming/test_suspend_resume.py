@@ -48,17 +48,6 @@ def test_a_suspended_job_goes_on_from_its_snapshot_when_resumed_or_restarted(jet
     eventually(lambda: not checkpoint.exists())
 
 
-def test_only_a_stream_job_with_a_guarantee_can_be_suspended(jet, tmp_path):
-    p = Pipeline.create()
-    p.readFrom(Sources.fileWatcher(str(tmp_path))).withoutTimestamps().writeTo(Sinks.noop())
-    job = jet.newJob(p)
-    try:
-        with pytest.raises(JobError, match=r"suspend\(\) needs a stream job with a processing guarantee"):
-            job.suspend()
-    finally:
-        job.cancel()
-
-
 def test_a_lifecycle_call_in_the_wrong_status_is_a_job_error_naming_the_status(jet, tmp_path):
     """Issue 25, point 7: Jet throws IllegalStateException where sparkjet did nothing silently."""
     watched = tmp_path / "in"

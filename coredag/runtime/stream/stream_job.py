@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import attrs
 
+from sparkjet.coredag.api.processor import ProcessingGuarantee
 from sparkjet.coredag.errors import JobError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics
@@ -45,11 +46,13 @@ class StreamStart:
     initialSnapshot: JobStateSnapshot | None
     lock: CheckpointLock | None = None
     """The job's hold on its checkpoint, released when the job ends."""
+    processingGuarantee: ProcessingGuarantee = ProcessingGuarantee.NONE
+    """The job's guarantee, which its processors' contexts give."""
 
 
 def streamStart(
     jobName: str, dag: DAG, checkpointLocation: str | None, initialSnapshotName: str | None,
-    startSession: Callable[[], object],
+    startSession: Callable[[], object], processingGuarantee: ProcessingGuarantee = ProcessingGuarantee.NONE,
 ) -> StreamStart:
     """Check stream job ``jobName`` before it runs and find what it starts from: the exported
     snapshot ``initialSnapshotName`` and, with a guarantee, its checkpoint at
@@ -69,7 +72,7 @@ def streamStart(
         lock = checkpoint.open(jobName).lock(jobName)
         checkRestart(checkpoint, jobName, dag)
         claimed |= checkpoint.claimedOutputs()
-    return StreamStart(resumingOutputs(dag, claimed), checkpoint, initial, lock)
+    return StreamStart(resumingOutputs(dag, claimed), checkpoint, initial, lock, processingGuarantee)
 
 
 def checkRestart(checkpoint: StreamCheckpoint, jobName: str, dag: DAG) -> None:
@@ -119,7 +122,7 @@ class StreamJob:
         def newRun(claimed: set[str]) -> StreamRun:
             return StreamRun(
                 spark, resumingOutputs(start.dag, claimed), physical, jobName, control, publish, assertions,
-                start.checkpoint, self.suspension, start.initialSnapshot,
+                start.checkpoint, self.suspension, start.initialSnapshot, start.processingGuarantee,
             )
 
         self._newRun = newRun

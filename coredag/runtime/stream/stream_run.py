@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Protocol
 
+from sparkjet.coredag.api.processor import ProcessingGuarantee
 from sparkjet.coredag.errors import JobError, StageName, UserFunctionError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics, MicroBatchMetrics, MicroBatchSummary, SnapshotMetrics
@@ -115,6 +116,7 @@ class StreamRun:
         publish: Callable[[dict[str, list]], None], assertions: Assertions,
         checkpoint: StreamCheckpoint | None = None, suspension: Suspension | None = None,
         initialSnapshot: JobStateSnapshot | None = None,
+        processingGuarantee: ProcessingGuarantee = ProcessingGuarantee.NONE,
     ) -> None:
         self._spark, self._dag, self._physical = spark, dag, physical
         self._suspension = suspension or Suspension()
@@ -123,7 +125,7 @@ class StreamRun:
         self._stateChanged = threading.Condition()
         self._jobName, self._control, self._publish = jobName, control, publish
         self._assertions, self._keptCheckpoint = assertions, checkpoint
-        self._initialSnapshot = initialSnapshot
+        self._initialSnapshot, self._guarantee = initialSnapshot, processingGuarantee
         self._checkpoint: StreamCheckpoint | None = None
         self._lastBatch = -1
         self._lastSnapshot: SnapshotMetrics | None = None
@@ -298,7 +300,7 @@ class StreamRun:
             self._spark, self._dag, self._jobName, self._control, self._physical,
             MicroBatch(
                 batchId, rows, self._states, self._checkpoint.stateLocation, self._outputs, final,
-                self._staticVertices, self._staticOutputs,
+                self._staticVertices, self._staticOutputs, self._guarantee,
             ),
         )
         snapshot = None
