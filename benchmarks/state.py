@@ -69,7 +69,6 @@ class Input:
 
     kind: str
     keys: int
-    words: int
     load: pathlib.Path
     batches: tuple[tuple[pathlib.Path, str], ...]
     expected: dict[str, int]
@@ -103,7 +102,7 @@ def buildInput(root: pathlib.Path, kind: str, keys: int, words: int, batches: in
     for number in range(batches):
         expected.update(sampledCounts[number % len(distinct)])
     named = tuple((distinct[number % len(distinct)], f"b-{number:05d}.txt") for number in range(batches))
-    return Input(kind, keys, words, load, named, dict(expected))
+    return Input(kind, keys, load, named, dict(expected))
 
 
 def parseArgs(argv: list[str] | None) -> argparse.Namespace:
