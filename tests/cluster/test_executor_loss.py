@@ -4,8 +4,8 @@ executor the worker starts again or on the other one, read it back from their st
 every running count is exact."""
 
 import os
+import pathlib
 import signal
-import subprocess
 from collections import Counter
 
 from sparkjet import AggregateOperations, JobConfig, Pipeline, ProcessingGuarantee, Sinks, Sources, wholeItem
@@ -18,13 +18,15 @@ FILES = [[f"w{(number * 7 + line) % 40}" for line in range(100)] for number in r
 
 def executorPids(spark) -> list[int]:
     """Return the process ids of the session's executors (each a worker's JVM)."""
-    listing = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True, check=True).stdout
-    appId = spark.sparkContext.applicationId
-    return [
-        int(line.split()[0])
-        for line in listing.splitlines()
-        if "CoarseGrainedExecutorBackend" in line and appId in line
-    ]
+    appId, pids = spark.sparkContext.applicationId, []
+    for entry in os.listdir("/proc"):
+        try:
+            arguments = (pathlib.Path("/proc") / entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"org.apache.spark.executor.CoarseGrainedExecutorBackend" in arguments and appId.encode() in arguments:
+            pids.append(int(entry))
+    return pids
 
 
 def test_a_running_count_that_loses_an_executor_mid_stream_is_exact(spark, standaloneCluster, jet, tmp_path):
@@ -40,7 +42,9 @@ def test_a_running_count_that_loses_an_executor_mid_stream_is_exact(spark, stand
         for number, lines in enumerate(FILES[:3]):
             dropFile(watched, f"{number}.txt", lines)
         eventually(lambda: len(jet.getList("executor-loss")) == 300)
-        os.kill(executorPids(spark)[0], signal.SIGKILL)
+        executors = executorPids(spark)
+        assert len(executors) == WORKERS, f"the session's executors: {executors}"
+        os.kill(executors[0], signal.SIGKILL)
         for number, lines in enumerate(FILES[3:], 3):
             dropFile(watched, f"{number}.txt", lines)
         eventually(lambda: len(jet.getList("executor-loss")) >= 600)
