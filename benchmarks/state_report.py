@@ -63,6 +63,8 @@ def variants(runs, kind: str) -> list[str]:
 def timeTable(runs, warmUp: int) -> list[str]:
     """Uniform inputs: each variant's median micro-batch and its ratio to sparkjet's."""
     names = variants(runs, "uniform")
+    if not names:
+        return []
     others = [v for v in names if v != "sparkjet"]
     out = head(("keys held", *(LABELS[v] for v in names), *(f"{LABELS[v]} ÷ sparkjet" for v in others)), set())
     for keys in inputs(runs, "uniform"):
@@ -251,11 +253,10 @@ def render(args, header: dict, runs, status: str) -> str:
         "",
         *targets(runs, warmUp),
         "",
-        "## Micro-batch time: uniform input (median of the measured micro-batches)",
-        "",
-        *timeTable(runs, warmUp),
-        "",
     ]
+    uniform = timeTable(runs, warmUp)
+    if uniform:
+        lines += ["## Micro-batch time: uniform input (median of the measured micro-batches)", "", *uniform, ""]
     hot = hotTable(runs, warmUp)
     if hot:
         lines += ["## Micro-batch time: the same 20,000 keys touched, more held", "", *hot, ""]
