@@ -41,7 +41,7 @@ def test_a_job_keeps_its_checkpoint_at_a_file_url_through_hadoop_and_removes_it_
         eventually(lambda: "0" in os.listdir(checkpoint / "query" / "commits"))  # Spark's, once the batch returned
         dropFile(watched, "b.txt", ["ant"])
         job.resume()
-        eventually(lambda: ("ant", 3) in counts, seconds=90)
+        eventually(lambda: ("ant", 3) in counts)
         exported = job.exportSnapshot("from-hadoop")
     finally:
         job.cancel()
@@ -58,7 +58,7 @@ def test_a_job_keeps_its_checkpoint_at_a_file_url_through_hadoop_and_removes_it_
     )
     try:
         dropFile(watched, "c.txt", ["ant"])
-        eventually(lambda: ("ant", 4) in jet.getList("hadoop-later"), seconds=90)
+        eventually(lambda: ("ant", 4) in jet.getList("hadoop-later"))
         assert jet.getList("hadoop-later") == [("ant", 4)], "a.txt and b.txt are not read again"
         assert (elsewhere / "query" / ".metadata.crc").exists()
     finally:

@@ -70,12 +70,12 @@ def test_a_suspended_resumed_and_restarted_job_gets_every_item_of_a_built_source
         job.suspend()
         eventually(lambda: job.getStatus() is JobStatus.SUSPENDED)
         job.resume()
-        eventually(lambda: len(numbers) >= 1000, seconds=90)
+        eventually(lambda: len(numbers) >= 1000)
         release(1400)
-        eventually(lambda: len(numbers) >= 1200, seconds=90)
+        eventually(lambda: len(numbers) >= 1200)
         job.restart()
         release(2000)
-        eventually(lambda: 1999 in numbers, seconds=90)
+        eventually(lambda: 1999 in numbers)
         assert Counter(numbers) == Counter(range(2000)), "each number once: none lost, none fed twice"
     finally:
         job.cancel()
@@ -100,9 +100,9 @@ def test_spark_removes_the_files_a_built_source_fed_once_their_micro_batches_are
     try:
         for step in range(1, 7):
             release(step * 100)
-            eventually(lambda: len(numbers) >= step * 100, seconds=90)
+            eventually(lambda: len(numbers) >= step * 100)
             lastFed[step] = max(snapshotNumbers(fed))
-        eventually(lambda: all(number > lastFed[5] for number in fedFileNumbers(fed)), seconds=90)
+        eventually(lambda: all(number > lastFed[5] for number in fedFileNumbers(fed)))
         assert len(snapshotNumbers(fed)) <= 2, "the last snapshot saved, and the one before while the next is fed"
         assert Counter(numbers) == Counter(range(600))
     finally:

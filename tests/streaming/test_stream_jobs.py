@@ -5,23 +5,14 @@ fails the job with the stage-named error a batch job gives."""
 import concurrent.futures
 import os
 import re
-import time
 
 import pytest
 
 from sparkjet import JobConfig, Pipeline, ProcessingGuarantee, Sinks, Sources, TestSources, UserFunctionError
 from sparkjet.planner import JobStatus
+from tests.conftest import eventually
 
 pytestmark = pytest.mark.spark
-
-WAIT_SECONDS = 60
-
-
-def eventually(condition, seconds: float = WAIT_SECONDS) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "the condition did not hold in time"
-        time.sleep(0.2)
 
 
 def dropFile(directory, name: str, lines: list[str]) -> None:
@@ -141,8 +132,7 @@ def test_an_exactly_once_job_reports_its_last_snapshot_and_removes_its_checkpoin
     job = jet.newJob(p, config)
     job.join()
     snapshot = job.metrics().lastSnapshot
-    assert snapshot is not None and snapshot.snapshotId == 2
-    assert snapshot.bytes == 0, "a job of stateless stages saves no entries: its tasks write no state file"
+    assert snapshot is not None and snapshot.snapshotId == 2 and snapshot.bytes > 0
     assert "Last snapshot 2 at " in job.metrics().format()
     assert not (tmp_path / "ckpt").exists()
     assert sorted(jet.getList("snapshotted")) == sorted(item for _, item in events)
