@@ -28,6 +28,7 @@ from sparkjet import (
 )
 from sparkjet.coredag.processors.built_stream_source import BuiltStreamP, FeedDirectory
 from sparkjet.pipeline.errors import PipelineError
+from tests.conftest import eventually, treeProgress
 
 WORDS = "ant bee ant cat ant bee dog ant".split() * 5
 DESTROYED: list = []
@@ -133,10 +134,7 @@ def test_a_feeder_started_again_writes_after_the_files_of_the_run_before(tmp_pat
     (tmp_path / "events-000000004.txt").write_text("")
     feeder = BuiltStreamP(lambda context: [], addOnce, sourceId="once").feeder("job", str(tmp_path))
     feeder.start()
-    deadline = time.monotonic() + 30
-    while not (tmp_path / "events-000000005.txt").exists():
-        assert time.monotonic() < deadline, sorted(os.listdir(tmp_path))
-        time.sleep(0.05)
+    eventually(lambda: (tmp_path / "events-000000005.txt").exists(), treeProgress(tmp_path))
     feeder.stop()
     assert fedFiles(tmp_path) == ["events-000000004.txt", "events-000000005.txt"]
 
@@ -188,10 +186,7 @@ def feedUntil(source: BuiltStreamP, directory, files: int) -> None:
     """Run a feeder of ``source`` into ``directory`` until ``files`` files are there in all, then stop it."""
     feeder = source.feeder("job", str(directory))
     feeder.start()
-    deadline = time.monotonic() + 60
-    while len(fedFiles(directory)) < files:
-        assert feeder.failure is None and time.monotonic() < deadline, feeder.failure
-        time.sleep(0.02)
+    eventually(lambda: feeder.failure is not None or len(fedFiles(directory)) >= files, treeProgress(directory))
     feeder.stop()
     assert feeder.failure is None, feeder.failure
 
@@ -222,10 +217,7 @@ def test_a_snapshot_that_cannot_be_pickled_fails_the_source_naming_it(tmp_path):
     locking = numbersSource(createSnapshotFn=lambda state: threading.Lock(), restoreSnapshotFn=restoreFrom)
     feeder = locking.feeder("job", str(tmp_path))
     feeder.start()
-    deadline = time.monotonic() + 30
-    while feeder.failure is None:
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    eventually(lambda: feeder.failure is not None, treeProgress(tmp_path))
     feeder.stop()
     assert str(feeder.failure) == (
         "Stage 'numbers' failed on item (in createSnapshotFn): TypeError: cannot pickle '_thread.lock' object"
