@@ -160,7 +160,7 @@ def test_graphviz_edges_join_declared_nodes_when_a_name_has_a_colon():
 def test_graphviz_vertices_and_edges_carry_ids_classes_and_tooltips():
     source = dagToGraphviz(jetDotTestDag()).source
     assert '"vertex-0" [label="a\nparallelism 1" class=vertex id="vertex-0" tooltip="a\nparallelism 1"]' in source
-    assert '"vertex-0" -> "vertex-2" [label="local partitioned"' in source
+    assert '"vertex-0" -> "vertex-2" [label=<<table' in source and "<td>local partitioned</td>" in source
     assert 'class="dag-edge"' in source and 'id="edge-1"' in source
     assert 'tooltip="a -> b\ndistributed broadcast"' in source
 
@@ -234,8 +234,8 @@ def test_figures_label_vertices_and_edges_and_widen_the_busiest_edge():
         'a: 10 -> 50 (×5.0)\nb: 50 -> 5 (-90%)"'
     ) in graph
     assert 'label="sink\nparallelism default, 1 processor\n5 in\n0.00 s busy"' in graph
-    assert 'label="local unicast\n10 items"' in graph and "penwidth=6.00" in graph
-    assert 'label="distributed unicast\n5 items\n321 bytes shuffled"' in graph and "penwidth=3.50" in graph
+    assert "<td>local unicast<br/>10 items</td>" in graph and "penwidth=6.00" in graph
+    assert "<td>distributed unicast<br/>5 items<br/>321 bytes shuffled</td>" in graph and "penwidth=3.50" in graph
 
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz's dot program is not installed")

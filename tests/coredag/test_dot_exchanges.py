@@ -29,8 +29,8 @@ def test_a_shuffled_edge_is_bold_and_says_shuffle_a_kept_one_dashed():
     dag = shuffledDag()
     source = dagToGraphviz(dag, exchanges=physicalPlan(dag, 4).exchanges()).source
     shuffled, kept = edgeStatement(source, 0), edgeStatement(source, 1)
-    assert "style=bold" in shuffled and 'label="local partitioned\nshuffle"' in shuffled
-    assert "style=dashed" in kept and 'label="local unicast\nin task"' in kept
+    assert "style=bold" in shuffled and '<td>local partitioned<br/>shuffle</td>' in shuffled
+    assert "style=dashed" in kept and '<td>local unicast<br/>in task</td>' in kept
 
 
 def test_without_exchanges_the_picture_is_unchanged():
