@@ -8,7 +8,7 @@ from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.model.broadcast_key import BroadcastKey
 from sparkjet.coredag.model.event_time_policy import EventTimePolicy, limitingLag
 from sparkjet.coredag.model.sliding_window_policy import slidingWinPolicy
-from sparkjet.coredag.model.watermark import Watermark
+from sparkjet.coredag.model.watermark import LONG_MIN, Watermark
 from sparkjet.coredag.processors.insert_watermarks import InsertWatermarksP
 from sparkjet.coredag.processors.session_window import SessionWindowP
 from sparkjet.coredag.processors.sliding_window import (
@@ -80,7 +80,7 @@ def test_a_last_stage_saves_its_frames_and_the_next_window_to_emit():
 def test_a_first_stage_emits_its_frames_instead_of_saving_them():
     processor = started(accumulateByFrameP((second,), (first,), slidingWinPolicy(10, 10), COUNTING, "prepare"))
     fed(processor, [(1, "a"), (12, "a")])
-    assert saved(processor) == []
+    assert saved(processor) == [(BroadcastKey(NEXT_WIN_TO_EMIT), LONG_MIN)], "only where its late events start"
     assert [(result.end, result.key, result.result) for result in processor.outbox.drainBucket(0)] == [
         (10, "a", 1), (20, "a", 1)
     ]
@@ -90,6 +90,13 @@ def test_a_late_event_after_a_restore_is_dropped_as_before():
     supplier = aggregateToSlidingWindowP((second,), (first,), slidingWinPolicy(10, 10), COUNTING, "w")
     processor = started(supplier, [(BroadcastKey(NEXT_WIN_TO_EMIT), 20)])
     fed(processor, [(5, "late")])
+    assert processor.lateEventsDropped == 1
+
+
+def test_a_first_stage_restored_drops_a_late_event_where_it_arrives_as_jets():
+    supplier = accumulateByFrameP((second,), (first,), slidingWinPolicy(10, 10), COUNTING, "prepare")
+    processor = started(supplier, [(BroadcastKey(NEXT_WIN_TO_EMIT), 20)])
+    fed(processor, [(5, "late"), (25, "on time")])
     assert processor.lateEventsDropped == 1
 
 
