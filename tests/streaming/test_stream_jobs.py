@@ -132,7 +132,8 @@ def test_an_exactly_once_job_reports_its_last_snapshot_and_removes_its_checkpoin
     job = jet.newJob(p, config)
     job.join()
     snapshot = job.metrics().lastSnapshot
-    assert snapshot is not None and snapshot.snapshotId == 2 and snapshot.bytes > 0
+    assert snapshot is not None and snapshot.snapshotId == 2
+    assert snapshot.bytes == 0, "a job of stateless stages saves no entries: its tasks write no state file"
     assert "Last snapshot 2 at " in job.metrics().format()
     assert not (tmp_path / "ckpt").exists()
     assert sorted(jet.getList("snapshotted")) == sorted(item for _, item in events)
