@@ -3,8 +3,11 @@
 import hashlib
 import importlib.metadata
 import os
+import datetime
 import platform
+import shlex
 import subprocess
+import sys
 
 from benchmarks.inputs import PROJECT
 
@@ -72,6 +75,18 @@ def sourceFingerprint() -> str:
         for path in sorted((PROJECT / package).rglob("*.py")):
             digest.update(str(path.relative_to(PROJECT)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:12]
+
+
+def runHeader(module: str, argv: list[str] | None, began: datetime.datetime) -> dict[str, str]:
+    """Return a report's header: the command typed (``python -m module`` with ``argv``, else this
+    process's arguments), when it began, the machine and the load average at the start."""
+    typed = shlex.join(["python", "-m", module, *(argv if argv is not None else sys.argv[1:])])
+    return {
+        "Command": f"`{typed}` (from the project directory)",
+        "Date": f"{began:%Y-%m-%d %H:%M %Z}",
+        **describe(),
+        "Load average (1, 5, 15 min) at start": loadAverage(),
+    }
 
 
 def loadAverage() -> str:

@@ -22,7 +22,6 @@ import datetime
 import json
 import pathlib
 import random
-import shlex
 import shutil
 import statistics
 import sys
@@ -263,14 +262,8 @@ def summary(run: Run, warmUp: int) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     args = parseArgs(argv)
-    typed = shlex.join(["python", "-m", "benchmarks.state", *(argv if argv is not None else sys.argv[1:])])
     began = datetime.datetime.now(datetime.UTC)
-    header = {
-        "Command": f"`{typed}` (from the project directory)",
-        "Date": f"{began:%Y-%m-%d %H:%M %Z}",
-        **machine.describe(),
-        "Load average (1, 5, 15 min) at start": machine.loadAverage(),
-    }
+    header = machine.runHeader("benchmarks.state", argv, began)
     inputsRoot = args.workdir / "state" / "inputs"
     batches = args.warmUp + args.measured
     groups = plannedGroups(args)

@@ -21,7 +21,6 @@ import datetime
 import json
 import os
 import pathlib
-import shlex
 import shutil
 import statistics
 import sys
@@ -657,13 +656,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parseArgs(argv)
     if args.nice:
         os.nice(args.nice)
-    typed = shlex.join(["python", "-m", "benchmarks.streaming", *(argv if argv is not None else sys.argv[1:])])
     began = datetime.datetime.now(datetime.UTC)
     start = {
-        "Command": f"`{typed}` (from the project directory)",
-        "Date": f"{began:%Y-%m-%d %H:%M %Z}",
-        **machine.describe(),
-        "Load average (1, 5, 15 min) at start": machine.loadAverage(),
+        **machine.runHeader("benchmarks.streaming", argv, began),
         "Niceness": f"{args.nice} for the harness and every measured process's scheduling group",
     }
     stream = buildInput(args.lines, args.files, args.burstFiles)
