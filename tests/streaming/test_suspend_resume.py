@@ -73,3 +73,34 @@ def test_a_lifecycle_call_in_the_wrong_status_is_a_job_error_naming_the_status(j
     for call in (job.suspend, job.resume, job.restart):
         with pytest.raises(JobError, match=r"job status is FAILED: the job has ended"):
             call()
+
+
+def test_a_cancel_that_lands_as_the_run_stops_for_a_suspension_still_ends_the_job_cancelled(
+    jet, tmp_path, monkeypatch
+):
+    """The CI failure of stop 30: a cancel that came after the run had stopped for a suspension
+    (its run returned) let ``join()`` return as if the job had completed."""
+    from sparkjet.coredag.runtime.stream.stream_run import StreamRun
+
+    stopping = StreamRun.run
+
+    def cancelledAsItStops(run: StreamRun):
+        metrics = stopping(run)
+        if run.suspended:
+            job.cancel()
+        return metrics
+
+    monkeypatch.setattr(StreamRun, "run", cancelledAsItStops)
+    watched, checkpoint = tmp_path / "in", tmp_path / "checkpoint"
+    watched.mkdir()
+    p = Pipeline.create()
+    p.readFrom(Sources.fileWatcher(str(watched))).withoutTimestamps().writeTo(Sinks.list("cancelled-as-it-stops"))
+    config = JobConfig().setProcessingGuarantee(ProcessingGuarantee.EXACTLY_ONCE)
+    job = jet.newJob(p, config.setCheckpointLocation(str(checkpoint)))
+    dropFile(watched, "a.txt", ["ant"])
+    eventually(lambda: jet.getList("cancelled-as-it-stops") == ["ant"])
+    job.suspend()
+    with pytest.raises(concurrent.futures.CancelledError):
+        job.join()
+    assert job.getStatus() is JobStatus.FAILED
+    assert not checkpoint.exists(), "a cancelled job keeps no checkpoint"

@@ -134,6 +134,9 @@ class StreamJob:
         try:
             while True:
                 metrics = self._current.run()
+                if self._control.cancelled:  # a cancel that came as the run stopped ends the job all the same
+                    self._current.discardCheckpoint()
+                    raise self._control.cancellation()
                 if not self._current.suspended:
                     return metrics
                 if not self.suspension.awaitGoOn(lambda: self._control.cancelled):
