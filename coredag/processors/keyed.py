@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 import attrs
 
 from sparkjet.coredag.api.processor import AbstractProcessor, ProcessorContext
+from sparkjet.coredag.api.saves_changes import SavesChanges, TouchedKeys
 from sparkjet.coredag.api.standard import BatchFunction, StandardProcessorSupplier
 from sparkjet.coredag.errors import UserFunctionError, shorten
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
@@ -28,14 +29,18 @@ class KeyedStepSupplier(StandardProcessorSupplier):
     def step(self, states: dict, key: object, item: object) -> Iterable:
         """Return the outputs for ``item`` (often one or none), updating ``states``."""
 
-    def outputs(self, items: Iterable, states: dict) -> list:
-        """Return the outputs of ``items``, naming the stage if a user function raises."""
+    def outputs(self, items: Iterable, states: dict, touched: TouchedKeys | None = None) -> list:
+        """Return the outputs of ``items``, naming the stage if a user function raises; note
+        each item's key in ``touched``, if given."""
         keyFn, step, outputs = self.keyFn, self.step, []
         for item in items:
             try:
-                outputs.extend(step(states, keyFn(item), item))
+                key = keyFn(item)
+                outputs.extend(step(states, key, item))
             except Exception as cause:
                 raise UserFunctionError(self.stageName, shorten(item), cause) from cause
+            if touched is not None:
+                touched.touch(key)
         return outputs
 
     def batchFunction(self, context: ProcessorContext) -> BatchFunction:
@@ -53,12 +58,14 @@ class KeyedStepSupplier(StandardProcessorSupplier):
         return KeyedStepProcessor(self)
 
 
-class KeyedStepProcessor(AbstractProcessor):
-    """The cooperative form of a keyed step; its snapshot holds each key's state."""
+class KeyedStepProcessor(AbstractProcessor, SavesChanges):
+    """The cooperative form of a keyed step; its snapshot holds each key's state (or each
+    touched key's, saving only changes)."""
 
     def __init__(self, supplier: KeyedStepSupplier) -> None:
         self._states: dict = {}
-        self._flatMapper = self.flatMapper(lambda item: supplier.outputs((item,), self._states))
+        self._touched = TouchedKeys()
+        self._flatMapper = self.flatMapper(lambda item: supplier.outputs((item,), self._states, self._touched))
 
     def tryProcess0(self, item) -> bool:
         """Emit the step's output for ``item``."""
@@ -66,7 +73,12 @@ class KeyedStepProcessor(AbstractProcessor):
 
     def saveToSnapshot(self) -> bool:
         """Save each key's state."""
+        self._touched.clear()
         return self.emitFromTraverserToSnapshot(iter(self._states.items()))
+
+    def saveChangesToSnapshot(self) -> bool:
+        """Save the state of each key touched since the last snapshot."""
+        return self.emitFromTraverserToSnapshot(self._touched.changes(self._states, self._states.__getitem__))
 
     def restoreFromSnapshot(self, key: object, value: object) -> None:
         """Take back one key's state."""

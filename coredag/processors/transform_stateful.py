@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 import attrs
 
 from sparkjet.coredag.api.processor import AbstractProcessor
+from sparkjet.coredag.api.saves_changes import SavesChanges, TouchedKeys
 from sparkjet.coredag.errors import UserFunctionError, shorten
 from sparkjet.coredag.model.broadcast_key import BroadcastKey, broadcastKey
 from sparkjet.coredag.model.jet_event import JetEvent
@@ -50,14 +51,16 @@ class TransformStatefulP:
         return TransformStatefulProcessor(self)
 
 
-class TransformStatefulProcessor(AbstractProcessor):
+class TransformStatefulProcessor(AbstractProcessor, SavesChanges):
     """One processor's states; see the module. Keys are kept in the order they were last
-    touched, so eviction stops at the first key still alive, as Jet's access-ordered map does."""
+    touched, so eviction stops at the first key still alive, as Jet's access-ordered map does.
+    A snapshot of changes holds the keys touched or evicted since the last snapshot."""
 
     def __init__(self, supplier: TransformStatefulP) -> None:
         self._supplier, self._step = supplier, supplier.step
         self.states: dict = {}
         self.lastTouched: dict = {}
+        self._touched = TouchedKeys()
         self.currentWatermark = LONG_MIN
         self.lateEventsDropped = 0
         self._minRestoredWatermark = LONG_MAX
@@ -78,9 +81,11 @@ class TransformStatefulProcessor(AbstractProcessor):
             key = self._step.keyFn(item)
             if timestamp is not None:
                 self.lastTouched[key] = max(self.lastTouched.pop(key, LONG_MIN), timestamp)
-            return self._step.step(self.states, key, item)
+            outputs = self._step.step(self.states, key, item)
         except Exception as cause:
             raise UserFunctionError(self._step.stageName, shorten(item), cause) from cause
+        self._touched.touch(key)
+        return outputs
 
     def tryProcessWatermark(self, watermark: Watermark) -> bool:
         """Evict the keys the watermark leaves behind by more than the time-to-live, emit what
@@ -113,6 +118,7 @@ class TransformStatefulProcessor(AbstractProcessor):
                 return
             del self.lastTouched[key]
             state = self.states.pop(key)
+            self._touched.touch(key)
             if self._supplier.onEvict is not None:
                 try:
                     evicted = self._supplier.onEvict(state, key, watermark)
@@ -122,10 +128,24 @@ class TransformStatefulProcessor(AbstractProcessor):
 
     def saveToSnapshot(self) -> bool:
         """Save each key's state and last event time, then the current watermark."""
-        entries = ((key, (self.lastTouched.get(key), state)) for key, state in self.states.items())
-        return self.emitFromTraverserToSnapshot(entries) and self.tryEmitToSnapshot(
-            broadcastKey(WATERMARK), self.currentWatermark
+        self._touched.clear()
+        return self.emitFromTraverserToSnapshot(map(self._entryOf, self.states)) and self._saveWatermark()
+
+    def saveChangesToSnapshot(self) -> bool:
+        """Save the state and last event time of each key touched or evicted since the last
+        snapshot, then the current watermark."""
+        return self.emitFromTraverserToSnapshot(self._touched.changes(self.states, self._valueOf)) and (
+            self._saveWatermark()
         )
+
+    def _entryOf(self, key: object) -> tuple:
+        return key, self._valueOf(key)
+
+    def _valueOf(self, key: object) -> tuple:
+        return self.lastTouched.get(key), self.states[key]
+
+    def _saveWatermark(self) -> bool:
+        return self.tryEmitToSnapshot(broadcastKey(WATERMARK), self.currentWatermark)
 
     def restoreFromSnapshot(self, key: object, value: object) -> None:
         """Take a key's state, or the lowest watermark saved."""

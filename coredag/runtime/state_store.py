@@ -1,9 +1,11 @@
 """Where a stream processor's saved state lives: files its own task writes under the checkpoint's
 ``state`` directory, one version per micro-batch, read back by the next task of that processor.
 A version is a base (every entry) or a delta (the entries changed and the keys removed since the
-version before), so a micro-batch writes what changed, not the whole state; every
-``COMPACT_EVERY`` versions a processor writes a base again. The driver only ever sees the names
-of these files (in ``ProcessorState``), never their bytes. No pyspark here."""
+version before), so a micro-batch writes what changed, not the whole state. A processor that
+``SavesChanges`` gives its delta itself, so saving costs what it touched; it writes a base again
+once its deltas outweigh its base. Any other processor's delta is found by comparing its whole
+state with the version before, and it writes a base every ``COMPACT_EVERY`` versions. The driver
+only ever sees the names of these files (in ``ProcessorState``), never their bytes. No pyspark here."""
 
 import os
 import pickle
@@ -12,6 +14,7 @@ from collections.abc import Hashable, Iterable
 
 import attrs
 
+from sparkjet.coredag.api.saves_changes import Removed
 from sparkjet.coredag.errors import JobError
 from sparkjet.coredag.model.broadcast_key import BroadcastKey
 from sparkjet.coredag.runtime.processor_state import ProcessorState, RestoredShare, partitionKeyOf
@@ -20,7 +23,9 @@ from sparkjet.coredag.runtime.stream.state_directory import directoryName
 STATE = "state"
 """The checkpoint's directory of state files."""
 COMPACT_EVERY = 10
-"""How many versions a processor's chain of files holds at most: a base, then deltas."""
+"""How many versions a chain of files holds at most where the deltas are found by comparison."""
+LONGEST_CHAIN = 100
+"""How many versions a chain of files holds at most where the processor gives its deltas."""
 WRITING = ".writing"
 
 
@@ -83,12 +88,38 @@ class StateStore:
             if isinstance(key, BroadcastKey) or partitionOf(partitionKeyOf(key), count) == index
         ]
 
+    def extends(self, chain: tuple[str, ...]) -> bool:
+        """Return whether the next version after the files ``chain`` may be a delta a processor
+        gives: there is a base, and its deltas weigh less than it (else reading them back costs
+        more than writing the base again)."""
+        if not chain or len(chain) >= LONGEST_CHAIN:
+            return False
+        try:
+            base, *deltas = (os.path.getsize(os.path.join(self.root, name)) for name in chain)
+        except FileNotFoundError:  # restoring it says what is missing
+            return False
+        return sum(deltas) < base
+
+    def saveChanges(self, vertex: str, index: int, changes: list[tuple], chain: tuple[str, ...]) -> SavedVersion:
+        """Write the delta processor ``index`` of ``vertex`` gave (``(key, REMOVED)`` for a removed
+        key) after the version whose files are ``chain``."""
+        savedBy = f"{self.version}-{uuid.uuid4().hex}"
+        if not changes:
+            return SavedVersion(chain, 0, SavedEntries(None), savedBy)
+        changed = [(key, value) for key, value in changes if not isinstance(value, Removed)]
+        removed = [key for key, value in changes if isinstance(value, Removed)]
+        name, size = self._writeVersion(vertex, index, savedBy, "delta", (changed, removed))
+        return SavedVersion((*chain, name), size, SavedEntries(None), savedBy)
+
     def save(
-        self, vertex: str, index: int, entries: list[tuple], last: SavedEntries | None, chain: tuple[str, ...]
+        self, vertex: str, index: int, entries: list[tuple], last: SavedEntries | None, chain: tuple[str, ...],
+        comparing: bool = True,
     ) -> SavedVersion:
         """Write processor ``index`` of ``vertex``'s entries of this version: a delta against
-        ``last`` (the entries of the version whose files are ``chain``) where it can, else a base."""
-        current, savedBy = SavedEntries.of(entries), f"{self.version}-{uuid.uuid4().hex}"
+        ``last`` (the entries of the version whose files are ``chain``) where it can, else a base;
+        not ``comparing`` (its next versions are deltas it gives), a base without noting ``last``."""
+        current = SavedEntries.of(entries) if comparing else SavedEntries(None)
+        savedBy = f"{self.version}-{uuid.uuid4().hex}"
         if not entries:
             return SavedVersion((), 0, current, savedBy)
         compact = last is None or last.byKey is None or current.byKey is None or len(chain) >= COMPACT_EVERY
@@ -98,9 +129,13 @@ class StateStore:
             changed = [(key, value) for key, value in entries if last.byKey.get(key) != current.byKey[key]]
             removed = [key for key in last.byKey if key not in current.byKey]
             kind, payload = "delta", (changed, removed)
-        name = f"{directoryName(vertex)}/{index}/{savedBy}.{kind}"
-        size = self._write(name, pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
+        name, size = self._writeVersion(vertex, index, savedBy, kind, payload)
         return SavedVersion((name,) if compact else (*chain, name), size, current, savedBy)
+
+    def _writeVersion(self, vertex: str, index: int, savedBy: str, kind: str, payload: object) -> tuple[str, int]:
+        """Write one version's file; return its name and size."""
+        name = f"{directoryName(vertex)}/{index}/{savedBy}.{kind}"
+        return name, self._write(name, pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
 
     def _entriesOf(self, state: ProcessorState) -> list[tuple]:
         """Return the entries of one saved state: its base, then each delta applied in turn."""

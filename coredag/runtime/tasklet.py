@@ -14,6 +14,7 @@ from sparkjet.coredag.api.processor import (
     callIdleHook,
     restoreSnapshot,
 )
+from sparkjet.coredag.api.saves_changes import SavesChanges
 from sparkjet.coredag.api.standard import batched
 from sparkjet.coredag.errors import ProcessorContractError, SparkjetError, UserFunctionError, shorten
 from sparkjet.coredag.model.edge import Ordering
@@ -98,14 +99,18 @@ class Snapshot:
     ``live``, the processor (with its outbox) its previous micro-batch ended with, where this
     Python worker kept it; else from a new processor that restores the entries ``restored``
     gives. ``follows``: the previous micro-batch ended with a snapshot, committed since (its
-    second commit phase is due). If it ``saves``, it ends with the entries it saved (``saved``)
-    and itself, to keep for the next micro-batch (``kept``)."""
+    second commit phase is due). If it ``saves``, it ends with the entries it saved (``saved``:
+    only those changed since, where ``changesOnly`` and the processor ``givesChanges``, being one
+    that ``SavesChanges``) and itself, to keep for the next micro-batch (``kept``)."""
 
     def __init__(
-        self, restored: Callable[[], list], saves: bool, follows: bool = False, live: tuple | None = None
+        self, restored: Callable[[], list], saves: bool, follows: bool = False, live: tuple | None = None,
+        changesOnly: bool = False,
     ) -> None:
         self.restored, self.saves, self.follows, self.live = restored, saves, follows, live
+        self.changesOnly = changesOnly
         self.saved: tuple = ()
+        self.givesChanges = False
         self.kept: tuple | None = None
 
 
@@ -177,6 +182,8 @@ def runCooperatively(
     """
     live = snapshot.live if snapshot is not None else None
     processor, outbox = live if live is not None else _newProcessor(spec)
+    if snapshot is not None:
+        snapshot.givesChanges = isinstance(processor, SavesChanges)
     loop = _CooperativeLoop(processor, outbox, context.vertexName)
     groups = spec.priorityGroups()
     groupOf = {ordinal: number for number, group in enumerate(groups) for ordinal in group}
@@ -204,7 +211,7 @@ def runCooperatively(
         if endOfInput is not None:
             yield from loop.observeEndOfInput(pending, endOfInput)
         if snapshot is not None and snapshot.saves:
-            yield from loop.saveState(pending)
+            yield from loop.saveState(pending, snapshot.changesOnly and snapshot.givesChanges)
             snapshot.saved = tuple(outbox.drainSnapshotBucket())
             snapshot.kept = (processor, outbox) if spec.keptAlive else None
             return
@@ -259,12 +266,13 @@ class _CooperativeLoop:
                 yield from self.process(ordinal, batch)
                 pending[ordinal] = []
 
-    def saveState(self, pending: dict[int, list]) -> Iterator:
-        """Process every pending batch, do the idle work, then save the processor's state and
-        prepare its commit."""
+    def saveState(self, pending: dict[int, list], changesOnly: bool) -> Iterator:
+        """Process every pending batch, do the idle work, then save the processor's state (only
+        what changed since its last snapshot, if ``changesOnly``) and prepare its commit."""
         yield from self.processPending(pending)
         yield from self.repeat(lambda: callIdleHook(self._processor))
-        yield from self.repeat(self._processor.saveToSnapshot)
+        processor = self._processor
+        yield from self.repeat(processor.saveChangesToSnapshot if changesOnly else processor.saveToSnapshot)
         yield from self.repeat(self._processor.snapshotCommitPrepare)
 
     def guarded(self, call: Callable) -> object:

@@ -9,7 +9,7 @@ from sparkjet.coredag.model.metrics import TaskMetrics
 from sparkjet.coredag.runtime.crossing import Crossing, namedBatches
 from sparkjet.coredag.runtime.live_processors import LiveProcessor, keepLive, takeLive
 from sparkjet.coredag.runtime.processor_state import ProcessorState, RestoredShare
-from sparkjet.coredag.runtime.state_store import SavedEntries, StateStore
+from sparkjet.coredag.runtime.state_store import SavedEntries, SavedVersion, StateStore
 from sparkjet.coredag.runtime.tasklet import Snapshot, TaskletSpec, runPartitionBatches
 from sparkjet.coredag.runtime.transport import TRANSPORTED, TransportedError
 from sparkjet.coredag.runtime.watermarks import InputMarkers, OutputWatermarks
@@ -57,7 +57,7 @@ def runVertex(
             output = itertools.chain(output, outputWatermarks.markers(index))
         yield from namedBatches(output, crossing)
         if spec.savesState:
-            saved = _savedState(spec, index, snapshot, restored, inputMarkers, outputWatermarks)
+            saved = _savedState(spec, index, snapshot, inputMarkers, outputWatermarks)
     except TRANSPORTED as error:
         raise TransportedError(error) from None
     counts.add(metrics.total())
@@ -67,18 +67,33 @@ def runVertex(
 
 
 class _RestoringSnapshot(Snapshot):
-    """A snapshot that notes the entries it restored from the files, for the next delta."""
+    """A snapshot that notes the entries it restored from the files, for the next delta (a
+    processor that ``SavesChanges`` gives its own)."""
 
     def __init__(self, store: StateStore, restored, saves: bool, live: LiveProcessor | None) -> None:
-        super().__init__(self._load, saves, restored is not None, None if live is None else (live.processor, live.outbox))
-        self._store, self._restored = store, restored
+        chain = _chainOf(restored)
+        taken = None if live is None else (live.processor, live.outbox)
+        super().__init__(self._load, saves, restored is not None, taken, changesOnly=saves and store.extends(chain))
+        self._store, self._restored, self.chain = store, restored, chain
         self.lastSaved: SavedEntries | None = None if live is None else live.saved
 
     def _load(self) -> list:
         entries = self._store.load(self._restored) if self._restored is not None else []
-        if isinstance(self._restored, ProcessorState):
+        if isinstance(self._restored, ProcessorState) and not self.givesChanges:
             self.lastSaved = SavedEntries.of(entries)
         return entries
+
+    def save(self, vertex: str, index: int) -> SavedVersion:
+        """Write the entries the processor saved to the store: the delta it gave, or its state
+        (then compared with the last version, unless it gives its deltas)."""
+        if self.changesOnly and self.givesChanges:
+            return self._store.saveChanges(vertex, index, list(self.saved), self.chain)
+        return self._store.save(vertex, index, list(self.saved), self.lastSaved, self.chain, not self.givesChanges)
+
+
+def _chainOf(restored) -> tuple[str, ...]:
+    """Return the files of the version a processor takes up (none when it restores a share)."""
+    return restored.files if isinstance(restored, ProcessorState) else ()
 
 
 def _snapshot(spec: TaskletSpec, index: int, restored) -> _RestoringSnapshot:
@@ -91,13 +106,12 @@ def _snapshot(spec: TaskletSpec, index: int, restored) -> _RestoringSnapshot:
 
 
 def _savedState(
-    spec: TaskletSpec, index: int, snapshot: _RestoringSnapshot, restored,
+    spec: TaskletSpec, index: int, snapshot: _RestoringSnapshot,
     inputMarkers: InputMarkers | None, outputWatermarks: OutputWatermarks | None,
 ) -> ProcessorState:
     """Save what the processor hands to the next micro-batch: its snapshot entries to the state
     store (kept alive in this worker too) and, beside where they are, its watermarks."""
-    chain = restored.files if isinstance(restored, ProcessorState) else ()
-    version = spec.stateStore.save(spec.dagVertexName, index, list(snapshot.saved), snapshot.lastSaved, chain)
+    version = snapshot.save(spec.dagVertexName, index)
     if snapshot.kept is not None:
         processor, outbox = snapshot.kept
         keepLive(_liveKey(spec, index), LiveProcessor(processor, outbox, version.savedBy, version.entries))

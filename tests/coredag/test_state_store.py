@@ -10,7 +10,14 @@ import pytest
 
 from sparkjet.coredag.runtime.live_processors import LiveProcessor, keepLive, takeLive
 from sparkjet.coredag.runtime.processor_state import ProcessorState
-from sparkjet.coredag.runtime.state_store import COMPACT_EVERY, MissingStateError, SavedEntries, StateStore
+from sparkjet.coredag.api.saves_changes import REMOVED
+from sparkjet.coredag.runtime.state_store import (
+    COMPACT_EVERY,
+    LONGEST_CHAIN,
+    MissingStateError,
+    SavedEntries,
+    StateStore,
+)
 
 
 def saveVersions(root: str, versions: list[dict]) -> tuple[list, ProcessorState]:
@@ -74,3 +81,38 @@ def test_a_kept_processor_is_taken_up_only_by_the_task_restoring_what_it_saved()
     keepLive(key, LiveProcessor("processor", "outbox", "3-abc", SavedEntries({})))
     assert takeLive(key, "3-abc").processor == "processor"
     assert takeLive(key, "3-abc") is None, "a task takes it out: a failed one leaves nothing behind"
+
+
+def test_a_delta_a_processor_gives_removes_the_keys_it_marks_removed(tmp_path):
+    store = StateStore(str(tmp_path), 0)
+    base = store.save("v", 0, [("a", 1), ("b", 2), ("c", 3)], None, (), comparing=False)
+    assert base.entries == SavedEntries(None), "its next versions are deltas it gives: nothing kept to compare"
+    delta = StateStore(str(tmp_path), 1).saveChanges("v", 0, [("a", 10), ("b", REMOVED), ("d", 4)], base.files)
+    unchanged = StateStore(str(tmp_path), 2).saveChanges("v", 0, [], delta.files)
+    assert unchanged.files == delta.files and unchanged.size == 0, "nothing touched: no file"
+    state = ProcessorState(unchanged.files, savedBy=unchanged.savedBy)
+    assert sorted(StateStore(str(tmp_path), 3).load(state)) == [("a", 10), ("c", 3), ("d", 4)]
+
+
+def test_a_processor_gives_deltas_until_they_outweigh_its_base(tmp_path):
+    root = str(tmp_path)
+    base = StateStore(root, 0).save("v", 0, [(key, key) for key in range(100)], None, (), comparing=False)
+    chain = base.files
+    for version in range(1, 1000):
+        if not StateStore(root, version).extends(chain):
+            break
+        chain = StateStore(root, version).saveChanges("v", 0, [(0, version), (1, version)], chain).files
+    sizes = [os.path.getsize(os.path.join(root, name)) for name in chain]
+    assert sum(sizes[1:]) >= sizes[0] > sum(sizes[1:-1]), "a base is due once the deltas weigh more than it"
+    assert not StateStore(root, 0).extends(()), "no base yet: the first version is one"
+    os.remove(os.path.join(root, chain[-1]))
+    assert not StateStore(root, 0).extends(chain), "a file gone: a base is written (a restore says what is missing)"
+
+
+def test_a_chain_of_tiny_deltas_is_compacted_after_the_longest_chain(tmp_path):
+    root = str(tmp_path)
+    chain = StateStore(root, 0).save("v", 0, [(key, key) for key in range(10_000)], None, (), comparing=False).files
+    for version in range(1, LONGEST_CHAIN):
+        assert StateStore(root, version).extends(chain)
+        chain = StateStore(root, version).saveChanges("v", 0, [(0, version)], chain).files
+    assert len(chain) == LONGEST_CHAIN and not StateStore(root, 0).extends(chain)
