@@ -9,6 +9,7 @@ from typing import ClassVar
 
 import attrs
 
+from sparkjet.coredag.api.saves_changes import SavesChanges, TouchedKeys
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.model.broadcast_key import BroadcastKey, broadcastKey
 from sparkjet.coredag.model.event_time_policy import checkedTimestamp
@@ -59,13 +60,15 @@ CURRENT_WATERMARK = "CURRENT_WATERMARK"
 """The broadcast snapshot key of the watermark a session processor last saw (Jet's ``Keys.CURRENT_WATERMARK``)."""
 
 
-class SessionWindowProcessor(WindowProcessor):
-    """One processor's sessions; see the module."""
+class SessionWindowProcessor(WindowProcessor, SavesChanges):
+    """One processor's sessions; see the module. A snapshot of changes holds the keys whose
+    sessions changed or closed since the last snapshot."""
 
     def __init__(self, supplier: SessionWindowP) -> None:
         super().__init__(supplier.stageName, supplier.earlyResultsPeriod, supplier.clock)
         self._supplier, self._op = supplier, supplier.aggrOp
         self.keyToWindows: dict[object, Windows] = {}
+        self._touched = TouchedKeys()
         self.deadlineToKeys: dict[int, set] = {}
         self.currentWatermark = LONG_MIN
         self._minRestoredCurrentWatermark = LONG_MAX
@@ -80,6 +83,7 @@ class SessionWindowProcessor(WindowProcessor):
         windows = self.keyToWindows.setdefault(key, Windows())
         index = self._resolve(windows, key, timestamp)
         windows.accs[index] = self._op.accumulateFn(windows.accs[index], (ordinal, item) if self._op.arity > 1 else item)
+        self._touched.touch(key)
 
     def tryProcessWatermark(self, watermark: Watermark) -> bool:
         """Emit the sessions that end before the watermark, then the watermark."""
@@ -91,10 +95,18 @@ class SessionWindowProcessor(WindowProcessor):
     def saveToSnapshot(self) -> bool:
         """Save each key's open sessions and the current watermark, as Jet's does (and when
         early results were last emitted)."""
-        return (
-            self.emitFromTraverserToSnapshot(iter(self.keyToWindows.items()))
-            and self.tryEmitToSnapshot(broadcastKey(CURRENT_WATERMARK), self.currentWatermark)
-            and self.saveEarlyResultsTime()
+        self._touched.clear()
+        return self.emitFromTraverserToSnapshot(iter(self.keyToWindows.items())) and self._saveTimes()
+
+    def saveChangesToSnapshot(self) -> bool:
+        """Save the sessions of each key touched or closed since the last snapshot, then the
+        current watermark (and when early results were last emitted)."""
+        changes = self._touched.changes(self.keyToWindows, self.keyToWindows.__getitem__)
+        return self.emitFromTraverserToSnapshot(changes) and self._saveTimes()
+
+    def _saveTimes(self) -> bool:
+        return self.tryEmitToSnapshot(broadcastKey(CURRENT_WATERMARK), self.currentWatermark) and (
+            self.saveEarlyResultsTime()
         )
 
     def restoreFromSnapshot(self, key: object, value: object) -> None:
@@ -134,6 +146,7 @@ class SessionWindowProcessor(WindowProcessor):
             yield watermark
 
     def _closeWindows(self, key: object, end: int) -> list:
+        self._touched.touch(key)
         windows = self.keyToWindows[key]
         count = bisect.bisect_left(windows.ends, end)
         results = [

@@ -1,0 +1,100 @@
+"""The processors that save only what changed (issue 26, point 3): a base of the whole state, then
+the deltas each gives of the keys it touched, evicted or closed, read back through the state store
+into a new processor, give the state the live processor holds, for every kind that saves changes."""
+
+import operator
+
+import pytest
+
+from sparkjet import AggregateOperations
+from sparkjet.coredag.api.processor import Inbox, Outbox, ProcessorContext, restoreSnapshot
+from sparkjet.coredag.api.saves_changes import SavesChanges
+from sparkjet.coredag.model.jet_event import JetEvent
+from sparkjet.coredag.model.watermark import Watermark
+from sparkjet.coredag.processors.keyed import AccumulatorHolder, MapStatefulP, RollingAccumulation
+from sparkjet.coredag.processors.session_window import SessionWindowP
+from sparkjet.coredag.processors.transform_stateful import TransformStatefulP
+from sparkjet.coredag.runtime.processor_state import ProcessorState
+from sparkjet.coredag.runtime.state_store import StateStore
+
+COUNTING = AggregateOperations.counting()
+
+
+def eventKey(event: JetEvent) -> str:
+    return event.payload[0]
+
+
+def sessions() -> SessionWindowP:
+    return SessionWindowP(10, (operator.itemgetter(0),), (operator.itemgetter(1),), COUNTING, "sessions")
+
+
+def countsLivingTwenty() -> TransformStatefulP:
+    """A running count per key whose keys live 20 ms of event time past their last event."""
+    return TransformStatefulP(
+        MapStatefulP(eventKey, AccumulatorHolder(COUNTING), RollingAccumulation(COUNTING), "counts"), ttl=20
+    )
+
+
+def sessionEvents(keys: str, timestamp: int) -> list:
+    return [(key, timestamp) for key in keys]
+
+
+def timedEvents(keys: str, timestamp: int) -> list:
+    return [JetEvent(timestamp, (key, 1)) for key in keys]
+
+
+def started(supplier) -> tuple:
+    processor, outbox = supplier(), Outbox(1, None)
+    processor.init(outbox, ProcessorContext("v", 0, 1))
+    return processor, outbox
+
+
+def microBatch(processor, outbox: Outbox, items: list, watermark: int) -> None:
+    """Give the processor ``items``, then the watermark, as a micro-batch does."""
+    inbox = Inbox(items)
+    while not inbox.isEmpty():
+        processor.process(0, inbox)
+        outbox.drainBucket(0)
+    while not processor.tryProcessWatermark(Watermark(watermark)):
+        outbox.drainBucket(0)
+    outbox.drainBucket(0)
+
+
+def saved(processor, outbox: Outbox, changesOnly: bool) -> list:
+    save = processor.saveChangesToSnapshot if changesOnly else processor.saveToSnapshot
+    while not save():
+        pass
+    return outbox.drainSnapshotBucket()
+
+
+def wholeState(processor, outbox: Outbox) -> dict:
+    return dict(saved(processor, outbox, changesOnly=False))
+
+
+@pytest.mark.parametrize(
+    ("supplier", "eventsOf", "batches"),
+    [
+        (sessions(), sessionEvents, [("abcdefgh", 0, 5), ("ab", 12, 30), ("cz", 40, 35), ("", 0, 60)]),
+        (countsLivingTwenty(), timedEvents, [("abcdefgh", 0, 5), ("abx", 12, 25), ("a", 40, 41), ("cy", 50, 70)]),
+    ],
+    ids=["session windows", "stateful map with a time-to-live"],
+)
+def test_a_base_and_the_deltas_a_processor_gives_read_back_as_its_live_state(tmp_path, supplier, eventsOf, batches):
+    live, outbox = started(supplier)
+    assert isinstance(live, SavesChanges)
+    root, chain, sizes = str(tmp_path), (), []
+    for version, (keys, timestamp, watermark) in enumerate(batches):
+        microBatch(live, outbox, eventsOf(keys, timestamp), watermark)
+        store = StateStore(root, version)
+        if chain:
+            written = store.saveChanges("v", 0, saved(live, outbox, changesOnly=True), chain)
+        else:
+            written = store.save("v", 0, saved(live, outbox, changesOnly=False), None, chain, comparing=False)
+        chain = written.files
+        sizes.append(written.size)
+    assert len(chain) == len(batches) and max(sizes[1:]) < sizes[0], "a base, then smaller deltas"
+    restored, restoredOutbox = started(supplier)
+    restoreSnapshot(restored, Inbox(StateStore(root, 99).load(ProcessorState(chain))))
+    assert restored.finishSnapshotRestore()
+    assert wholeState(restored, restoredOutbox) == wholeState(live, outbox)
+    assert len(wholeState(live, outbox)) < 8, "sessions closed and keys evicted: removed from the chain too"
