@@ -20,8 +20,8 @@ FIRST_PACKET_ITEMS = 64
 class Route:
     """How one edge spreads an upstream processor's items over the downstream partitions.
 
-    ``narrow``: the routing lets processor i of U feed processor ``i * D // U`` (its items keep
-    their place), whatever the policy."""
+    ``narrow``: the routing lets each upstream processor feed one downstream processor (its
+    items keep their place), ``narrowTarget`` says which."""
 
     routing: RoutingPolicy
     keyFn: object
@@ -61,9 +61,17 @@ class Route:
     def targets(self, index: int, items: Iterator) -> Iterator[tuple[int, object]]:
         """Yield ``(target partition, item)`` for the items of upstream processor ``index``."""
         if self.narrow:
-            target = index * self.downstreamCount // self.upstreamCount
+            target = self.narrowTarget(index)
             return ((target, item) for item in items)
         return ROUTERS[self.routing].targets(self, index, items)
+
+    def narrowTarget(self, index: int) -> int:
+        """Return the one processor that upstream processor ``index`` feeds on a narrow path, as
+        Spark's coalesce groups neighbours (``i * D // U``), an isolated edge by Jet's rule
+        (``i mod D``)."""
+        if self.routing is RoutingPolicy.ISOLATED:
+            return index % self.downstreamCount
+        return index * self.downstreamCount // self.upstreamCount
 
     def _partitioned(self, index: int, items: Iterator) -> Iterator[tuple[int, object]]:
         keyFn, getPartition, count = self.keyFn, self.partitioner.getPartition, self.downstreamCount

@@ -20,6 +20,7 @@ from sparkjet.coredag.model.exchange import Exchange
 from sparkjet.coredag.model.partitioner import DefaultPartitioner, Partitioner
 from sparkjet.coredag.model.routing import Route
 from sparkjet.coredag.processors.sinks import CollectToList, SinkSupplier
+from sparkjet.coredag.runtime.coalescing import coalescedByJetsRule
 from sparkjet.coredag.runtime.crossing import Crossing
 from sparkjet.coredag.runtime.micro_batch import MicroBatch
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
@@ -196,11 +197,18 @@ class RddBuilder:
         length = self._chainLengths.get(edge.sourceName, 1) + 1
         items = self._edgeItems(edge)
         if self.plan.exchangeOf(edge) is Exchange.COALESCED:
-            items = items.coalesce(self.plan.vertex(name).parallelism)
+            items = self._coalesced(items, edge, self.plan.vertex(name).parallelism)
         if length > MAX_CHAIN_LENGTH:
             length, items = 1, self.sc.union([items])
         self._chainLengths[name] = length
         return items
+
+    def _coalesced(self, items: RDD, edge: Edge, count: int) -> RDD:
+        """Return ``items`` in ``count`` partitions, narrow: an isolated edge's grouped by Jet's
+        rule (upstream i into ``i mod count``), any other's as Spark groups neighbours."""
+        if edge.routing is RoutingPolicy.ISOLATED:
+            return coalescedByJetsRule(self.sc, items, count)
+        return items.coalesce(count)
 
     def _shuffledInputs(self, inbound: list[Edge]) -> RDD:
         """One shuffle per priority group, so equal priorities interleave; groups in order."""

@@ -155,6 +155,37 @@ def test_isolated_into_lower_parallelism_sends_each_upstream_processor_to_one(je
     assert set().union(*receivers.values()) == set(range(downstream))
 
 
+class ListsSourceP(AbstractProcessor):
+    """Processor i emits the i-th list, as Jet's ListsSourceP."""
+
+    def __init__(self, lists):
+        super().__init__()
+        self.lists = lists
+
+    def onInit(self, context) -> None:
+        self.traverser = iter(self.lists[context.globalProcessorIndex])
+
+    def complete(self) -> bool:
+        return self.emitFromTraverser(self.traverser)
+
+
+def test_isolated_from_three_into_two_sends_processor_i_to_i_mod_2(jet, request):
+    """Jet's RoutingPolicyTest.when_isolated_downstreamLowerThanUpstream_2: processors 0 and 2
+    of the producer feed consumer 0, processor 1 feeds consumer 1 (a narrow coalesce)."""
+    low, high, highest = range(0, 4096), range(4096, 8192), range(8192, 16384)
+    dag = DAG()
+    producer = dag.newVertex("producer", lambda: ListsSourceP([low, high, highest]), 3)
+    consumer = dag.newVertex("consumer", TagWithIndex, 2)
+    sink = dag.newVertex("sink", ListSinkP(request.node.name), 1)
+    dag.edge(Edge.between(producer, consumer).isolated()).edge(Edge.between(consumer, sink))
+    jet.newJob(dag).join()
+    lists = {0: [], 1: []}
+    for processor, item in jet.getList(request.node.name):
+        lists[processor].append(item)
+    assert sorted(lists[0]) == [*low, *highest]
+    assert sorted(lists[1]) == list(high)
+
+
 def test_default_partitioner_assignment_is_the_same_on_every_run(jet, request):
     runs = [
         ownersByKey(

@@ -59,8 +59,8 @@ def delivered(edgeOf, upstream: int, downstream: int, distributed: bool = False)
         items = range(index, ITEMS, upstream)
         if planned.exchange is Exchange.SHUFFLED:
             pairs += route.targets(index, iter(items))
-        else:  # the items stay with their processor, in its task or coalesced with its neighbours'
-            pairs += [(index * downstream // upstream, item) for item in items]
+        else:  # the items stay with their processor, in its task or coalesced with others'
+            pairs += [(route.narrowTarget(index), item) for item in items]
     return pairs
 
 
@@ -169,6 +169,20 @@ def test_isolated_into_fewer_processors_sends_each_upstream_to_one(upstream, dow
     receivers = {i: {p for p, item in tagged if item % upstream == i} for i in range(upstream)}
     assert all(len(targets) == 1 for targets in receivers.values()), receivers
     assert set().union(*receivers.values()) == set(range(downstream))
+
+
+@pytest.mark.parametrize("upstream, downstream", FEWER_PAIRS, ids=[f"U{u}-D{d}" for u, d in FEWER_PAIRS])
+def test_isolated_into_fewer_processors_sends_processor_i_to_i_mod_downstream(upstream, downstream):
+    """Jet's rule on the narrow path too: upstream processor i feeds processor ``i mod D``
+    (RoutingPolicyTest.when_isolated_downstreamLowerThanUpstream_2: of 3 into 2, processor 2
+    feeds processor 0), whether the edge is coalesced or shuffled beside another input."""
+    tagged = delivered(Edge.isolated, upstream, downstream)
+    assert {(p, item % upstream) for p, item in tagged} == {(i % downstream, i) for i in range(upstream)}
+    for narrow in (True, False):
+        route = routeOf(Edge.isolated, upstream, downstream, narrow)
+        assert [{p for p, _ in route.targets(i, iter(range(5)))} for i in range(upstream)] == [
+            {i % downstream} for i in range(upstream)
+        ]
 
 
 @pytest.mark.parametrize("upstream, downstream", [(3, 2), (2, 5), (5, 3)], ids=["U3-D2", "U2-D5", "U5-D3"])
