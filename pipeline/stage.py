@@ -9,7 +9,11 @@ import attrs
 from sparkjet.coredag.api.service_factory import ServiceFactory
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.model.tags import ItemsByTag, Tag
-from sparkjet.coredag.processors.async_service import DEFAULT_MAX_CONCURRENT_OPS, DEFAULT_PRESERVE_ORDER
+from sparkjet.coredag.processors.async_service import (
+    DEFAULT_MAX_CONCURRENT_OPS,
+    DEFAULT_PRESERVE_ORDER,
+    MAX_CONCURRENT_ASYNC_BATCHES,
+)
 from sparkjet.coredag.processors.coaggregation import TaggedKey, coAggregateOperation
 from sparkjet.coredag.processors.keyed import StatefulKind
 from sparkjet.pipeline.comparators import ComparatorEx, sortKeyOf
@@ -288,6 +292,17 @@ class BatchStage(Stage):
             mapAsyncFn, "mapAsyncFn",
         )
 
+    def mapUsingServiceAsyncBatched(
+        self, serviceFactory: ServiceFactory, maxBatchSize: int, mapAsyncFn: Callable
+    ) -> "BatchStage":
+        """Map lists of up to ``maxBatchSize`` items with ``mapAsyncFn(service, items)``, whose
+        awaitable or ``concurrent.futures.Future`` gives a list of one result per item (None
+        drops its item); two calls in flight per processor, results in input order, as Jet's."""
+        return self._attach(
+            _batchedTransform("mapUsingServiceAsyncBatched", serviceFactory, mapAsyncFn, maxBatchSize),
+            mapAsyncFn, "mapAsyncFn",
+        )
+
     def apply(self, transformFn: Callable[["BatchStage"], "BatchStage"]) -> "BatchStage":
         """Return ``transformFn(self)``: a reusable piece of pipeline."""
         return transformFn(self)
@@ -334,6 +349,13 @@ def _asyncTransform(name, serviceFactory, fn, maxConcurrentOps, preserveOrder, k
         raise PipelineError(f"{transform.describe()}: maxConcurrentOps must be at least 1, got {maxConcurrentOps!r}")
     checkPicklable(serviceFactory, name, "serviceFactory")
     return transform
+
+
+def _batchedTransform(name, serviceFactory, fn, maxBatchSize, keyFn=None) -> AsyncServiceTransform:
+    transform = _asyncTransform(name, serviceFactory, fn, MAX_CONCURRENT_ASYNC_BATCHES, True, keyFn)
+    if not isinstance(maxBatchSize, int) or maxBatchSize < 1:
+        raise PipelineError(f"{transform.describe()}: maxBatchSize must be at least 1, got {maxBatchSize!r}")
+    return attrs.evolve(transform, maxBatchSize=maxBatchSize)
 
 
 _CMP_TO_KEY = type(functools.cmp_to_key(lambda a, b: 0))
@@ -506,6 +528,18 @@ class BatchStageWithKey:
         ``BatchStage.mapUsingServiceAsync`` does, each key's items meeting one service."""
         transform = _asyncTransform(
             "mapUsingPartitionedServiceAsync", serviceFactory, mapAsyncFn, maxConcurrentOps, preserveOrder, self.keyFn
+        )
+        checkFunction(mapAsyncFn, transform.name, "mapAsyncFn")
+        return self._attach(transform)
+
+    def mapUsingServiceAsyncBatched(
+        self, serviceFactory: ServiceFactory, maxBatchSize: int, mapAsyncFn: Callable
+    ) -> BatchStage:
+        """Map lists of up to ``maxBatchSize`` items with ``mapAsyncFn(service, keys, items)``
+        (the key at index n is item n's), as ``BatchStage.mapUsingServiceAsyncBatched`` does,
+        each key's items meeting one service."""
+        transform = _batchedTransform(
+            "mapUsingPartitionedServiceAsyncBatched", serviceFactory, mapAsyncFn, maxBatchSize, self.keyFn
         )
         checkFunction(mapAsyncFn, transform.name, "mapAsyncFn")
         return self._attach(transform)

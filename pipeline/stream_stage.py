@@ -12,7 +12,13 @@ import attrs
 
 from sparkjet.coredag.api.service_factory import ServiceFactory
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
-from sparkjet.coredag.model.jet_event import AsyncMappedEvent, FlatMappedEvent, MappedEvent, OnPayload
+from sparkjet.coredag.model.jet_event import (
+    AsyncBatchMappedEvents,
+    AsyncMappedEvent,
+    FlatMappedEvent,
+    MappedEvent,
+    OnPayload,
+)
 from sparkjet.coredag.model.window_result import windowResult
 from sparkjet.coredag.processors.async_service import DEFAULT_MAX_CONCURRENT_OPS, DEFAULT_PRESERVE_ORDER
 from sparkjet.coredag.processors.coaggregation import coAggregateOperation
@@ -160,6 +166,16 @@ class StreamStage(Stage):
         return self._fromBatch(self._asBatch().mapUsingServiceAsync(
             serviceFactory, adapted, maxConcurrentOps=maxConcurrentOps, preserveOrder=preserveOrder
         ))
+
+    def mapUsingServiceAsyncBatched(
+        self, serviceFactory: ServiceFactory, maxBatchSize: int, mapAsyncFn: Callable
+    ) -> "StreamStage":
+        """Map lists of up to ``maxBatchSize`` items with ``mapAsyncFn(service, items)``, as
+        ``BatchStage.mapUsingServiceAsyncBatched`` does; each result keeps its item's timestamp,
+        and watermarks wait behind the calls before them."""
+        checkFunction(mapAsyncFn, "mapUsingServiceAsyncBatched", "mapAsyncFn")
+        adapted = self._onEvent(AsyncBatchMappedEvents, mapAsyncFn, -1)
+        return self._fromBatch(self._asBatch().mapUsingServiceAsyncBatched(serviceFactory, maxBatchSize, adapted))
 
     def customTransform(self, name: str, processorSupplier: Callable) -> "StreamStage":
         """Run your own processors, named ``name``, on this stage's items; on a stream with event
@@ -324,6 +340,17 @@ class StreamStageWithKey:
         return self.stage._fromBatch(self._asBatchWithKey().mapUsingServiceAsync(
             serviceFactory, adapted, maxConcurrentOps=maxConcurrentOps, preserveOrder=preserveOrder
         ))
+
+    def mapUsingServiceAsyncBatched(
+        self, serviceFactory: ServiceFactory, maxBatchSize: int, mapAsyncFn: Callable
+    ) -> StreamStage:
+        """Map lists of up to ``maxBatchSize`` items with ``mapAsyncFn(service, keys, items)``,
+        each result keeping its item's timestamp, each key's items meeting one service."""
+        checkFunction(mapAsyncFn, "mapUsingPartitionedServiceAsyncBatched", "mapAsyncFn")
+        adapted = self.stage._onEvent(AsyncBatchMappedEvents, mapAsyncFn, -1)
+        return self.stage._fromBatch(
+            self._asBatchWithKey().mapUsingServiceAsyncBatched(serviceFactory, maxBatchSize, adapted)
+        )
 
     def customTransform(self, name: str, processorSupplier: Callable) -> StreamStage:
         """Run your own processors, each key's items all reaching the same processor."""

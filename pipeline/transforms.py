@@ -249,14 +249,16 @@ class ServiceTransform(Transform):
 
 @attrs.frozen
 class AsyncServiceTransform(Transform):
-    """A map whose function returns a future per item, ``maxConcurrentOps`` in flight per
-    processor, in input order where ``preserveOrder``; keyed with a ``keyFn``."""
+    """A map whose function returns a future per item (per list of up to ``maxBatchSize``
+    items where batched), ``maxConcurrentOps`` in flight per processor, in input order where
+    ``preserveOrder``; keyed with a ``keyFn``."""
 
     serviceFactory: object
     fn: Callable
     maxConcurrentOps: int
     preserveOrder: bool
     keyFn: Callable | None = None
+    maxBatchSize: int | None = None
 
 
 @attrs.frozen

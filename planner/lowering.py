@@ -662,7 +662,7 @@ def lowerAsyncService(transform: AsyncServiceTransform, builder: DagBuilder, ind
     """``mapUsingServiceAsync`` is one vertex (not fused); keyed, behind a distributed partitioned edge."""
     supplier = AsyncServiceP(
         transform.serviceFactory, transform.fn, transform.maxConcurrentOps, transform.preserveOrder,
-        stageName(transform), transform.keyFn,
+        stageName(transform), transform.keyFn, transform.maxBatchSize,
     )
     addServiceVertex(builder, index, supplier, transform.keyFn)
 

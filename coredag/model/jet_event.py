@@ -99,9 +99,40 @@ class AsyncMappedEvent:
         return _stamped(call, arguments[self.position].timestamp)
 
 
+@attrs.frozen
+class AsyncBatchMappedEvents:
+    """Calls a batched async map function with the items of a list of events (the argument at
+    ``position``): the list its future gives becomes events with their items' timestamps."""
+
+    fn: Callable
+    position: int = -1
+
+    def __call__(self, *arguments) -> object:
+        events = arguments[self.position]
+        replaced = list(arguments)
+        replaced[self.position] = [event.payload for event in events]
+        call = self.fn(*replaced)
+        if not (inspect.isawaitable(call) or isinstance(call, concurrent.futures.Future)):
+            return call  # None drops the batch; anything else the async stage refuses, naming it
+        return _stampedList(call, [event.timestamp for event in events])
+
+
 async def _stamped(call: object, timestamp: int) -> JetEvent | None:
-    result = await (asyncio.wrap_future(call) if isinstance(call, concurrent.futures.Future) else call)
+    result = await _awaited(call)
     return None if result is None else JetEvent(timestamp, result)
+
+
+async def _stampedList(call: object, timestamps: list[int]) -> object:
+    """Return the call's results as events; a result that is no list of one per item as it
+    is, for the async stage to refuse, naming it."""
+    results = await _awaited(call)
+    if not isinstance(results, list | tuple) or len(results) != len(timestamps):
+        return results
+    return [None if result is None else JetEvent(timestamp, result) for timestamp, result in zip(timestamps, results)]
+
+
+def _awaited(call: object) -> object:
+    return asyncio.wrap_future(call) if isinstance(call, concurrent.futures.Future) else call
 
 
 def _withPayload(arguments: tuple, position: int) -> list:

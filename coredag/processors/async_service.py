@@ -2,7 +2,9 @@
 per item, at most ``maxConcurrentOps`` in flight per processor, results in input order where
 ``preserveOrder`` asks for it, as Jet's ``AsyncTransformUsingServiceOrderedP`` and
 ``...UnorderedP`` do, watermarks waiting behind the calls before them. Each processor runs its
-own asyncio event loop."""
+own asyncio event loop. ``mapUsingServiceAsyncBatched``: one call per list of up to
+``maxBatchSize`` items, its future giving a list of one result per item, as Jet's
+``AsyncTransformUsingServiceBatchedP``."""
 
 import asyncio
 import collections
@@ -12,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 
-from sparkjet.coredag.api.processor import AbstractProcessor, ProcessorContext
+from sparkjet.coredag.api.processor import AbstractProcessor, Inbox, ProcessorContext
 from sparkjet.coredag.api.service_factory import ServiceFactory
 from sparkjet.coredag.api.standard import BatchFunction, StandardProcessorSupplier
 from sparkjet.coredag.errors import UserFunctionError, shorten
@@ -22,12 +24,16 @@ DEFAULT_MAX_CONCURRENT_OPS = 4
 """Jet's default number of async calls in flight per processor."""
 DEFAULT_PRESERVE_ORDER = True
 """Jet's default: results leave in the order their items came."""
+MAX_CONCURRENT_ASYNC_BATCHES = 2
+"""Jet's number of batched calls in flight per processor (results always in input order)."""
 
 
 @attrs.frozen
 class AsyncServiceP(StandardProcessorSupplier):
     """Maps ``fn(service, item)`` (``fn(service, key, item)`` with a ``keyFn``) asynchronously;
-    a None future or a None result drops the item."""
+    a None future or a None result drops the item. With a ``maxBatchSize``, each call maps a
+    list of items (``fn(service, items)``, ``fn(service, keys, items)``) and its future gives
+    a list of as many results, a None result dropping its item."""
 
     serviceFactory: ServiceFactory
     fn: Callable
@@ -35,22 +41,49 @@ class AsyncServiceP(StandardProcessorSupplier):
     preserveOrder: bool
     stageName: str
     keyFn: Callable | None = None
+    maxBatchSize: int | None = None
 
-    def call(self, service: object, item: object) -> object:
-        """Start the call for ``item``: return its future, or None to drop the item."""
+    def call(self, service: object, unit: object) -> object:
+        """Start the call for ``unit`` (an item, or a list of them where batched): return its
+        future, or None to drop it."""
         try:
-            result = self.fn(service, item) if self.keyFn is None else self.fn(service, self.keyFn(item), item)
+            result = self.fn(service, *self._arguments(unit))
         except Exception as cause:
-            raise UserFunctionError(self.stageName, shorten(item), cause) from cause
+            raise UserFunctionError(self.stageName, shorten(unit), cause) from cause
         if result is not None and not (inspect.isawaitable(result) or isinstance(result, concurrent.futures.Future)):
             raise UserFunctionError(
-                self.stageName, shorten(item),
+                self.stageName, shorten(unit),
                 TypeError(
                     f"mapAsyncFn must return an awaitable or a concurrent.futures.Future (or None), got "
                     f"{type(result).__name__}; a function returning its result belongs in mapUsingService"
                 ),
             )
         return result
+
+    def _arguments(self, unit: object) -> tuple:
+        if self.keyFn is None:
+            return (unit,)
+        return ([self.keyFn(item) for item in unit] if self.maxBatchSize else self.keyFn(unit)), unit
+
+    def results(self, unit: object, result: object) -> list:
+        """Return what the call for ``unit`` emits: its result, or the batch's non-None results
+        (a list of another length than the batch is refused, as Jet refuses it)."""
+        if self.maxBatchSize is None:
+            return [] if result is None else [result]
+        if not isinstance(result, list | tuple) or len(result) != len(unit):
+            got = f"{len(result)} results" if isinstance(result, list | tuple) else type(result).__name__
+            raise UserFunctionError(
+                self.stageName, shorten(unit),
+                ValueError(f"mapAsyncFn's future must give a list of {len(unit)} results, one per item, got {got}"),
+            )
+        return [output for output in result if output is not None]
+
+    def units(self, batch: list) -> Iterable:
+        """Return the calls' units of an input ``batch``: its items, or lists of up to
+        ``maxBatchSize`` of them."""
+        if self.maxBatchSize is None:
+            return batch
+        return (batch[start:start + self.maxBatchSize] for start in range(0, len(batch), self.maxBatchSize))
 
     def createService(self, context: ProcessorContext) -> object:
         """Make this processor's service."""
@@ -64,7 +97,7 @@ class AsyncServiceP(StandardProcessorSupplier):
         window = AsyncWindow(self, self.createService(context))
         try:
             for batch in batches:
-                outputs = [output for item in batch for output in window.submit(item)]
+                outputs = [output for unit in self.units(batch) for output in window.submit(unit)]
                 if outputs:
                     yield outputs
             outputs = window.drain()
@@ -87,12 +120,12 @@ class AsyncWindow:
         self._queue: collections.deque[tuple[object, asyncio.Future] | Watermark] = collections.deque()
         self._calls = 0
 
-    def submit(self, item: object) -> list:
-        """Start the call for ``item`` once a slot is free; return what is ready by then."""
+    def submit(self, unit: object) -> list:
+        """Start the call for ``unit`` once a slot is free; return what is ready by then."""
         ready = self._waitWhile(lambda: self._calls >= self._supplier.maxConcurrentOps)
-        call = self._supplier.call(self._service, item)
+        call = self._supplier.call(self._service, unit)
         if call is not None:
-            self._queue.append((item, self._future(call)))
+            self._queue.append((unit, self._future(call)))
             self._calls += 1
         return ready + self._takeDone()
 
@@ -149,20 +182,20 @@ class AsyncWindow:
             return ready
         done = [e for e in self._queue if not isinstance(e, Watermark) and e[1].done()]
         self._queue = collections.deque(e for e in self._queue if isinstance(e, Watermark) or not e[1].done())
-        ready = [result for item, future in done for result in self._result(item, future)]
+        ready = [result for unit, future in done for result in self._result(unit, future)]
         watermarks = []
         while self._queue and isinstance(self._queue[0], Watermark):
             watermarks.append(self._queue.popleft())
         return ready + watermarks[-1:]
 
-    def _result(self, item: object, future: asyncio.Future) -> list:
-        """Count the call as ended; return its result, none if it is None."""
+    def _result(self, unit: object, future: asyncio.Future) -> list:
+        """Count the call as ended; return what it emits."""
         self._calls -= 1
         try:
             result = future.result()
         except Exception as cause:
-            raise UserFunctionError(self._supplier.stageName, shorten(item), cause) from cause
-        return [] if result is None else [result]
+            raise UserFunctionError(self._supplier.stageName, shorten(unit), cause) from cause
+        return self._supplier.results(unit, result)
 
 
 class AsyncServiceProcessor(AbstractProcessor):
@@ -176,6 +209,17 @@ class AsyncServiceProcessor(AbstractProcessor):
     def onInit(self, context: ProcessorContext) -> None:
         """Make the service and the event loop."""
         self._window = AsyncWindow(self._supplier, self._supplier.createService(context))
+
+    def process(self, ordinal: int, inbox: Inbox) -> None:
+        """Start a call per item, or, batched, per list of up to ``maxBatchSize`` items taken
+        from the inbox (Jet's ``drainTo(batch, maxBatchSize)``), once earlier results are emitted."""
+        batchSize = self._supplier.maxBatchSize
+        if batchSize is None:
+            super().process(ordinal, inbox)
+            return
+        while not inbox.isEmpty() and self.emitFromTraverser(self._output):
+            unit = [inbox.poll() for _ in range(min(batchSize, inbox.size()))]
+            self._output = iter(self._window.submit(unit))
 
     def tryProcess0(self, item) -> bool:
         """Start the call for ``item`` once earlier results are emitted."""
