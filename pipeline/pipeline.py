@@ -27,6 +27,7 @@ class Pipeline:
         self._transforms: list[Transform] = []
         self._upstream: list[tuple[int, ...]] = []
         self._fusionEnabled = True
+        self._preserveOrder = False
 
     @classmethod
     def create(cls) -> "Pipeline":
@@ -80,9 +81,22 @@ class Pipeline:
         self._fusionEnabled = enabled
         return self
 
+    def setPreserveOrder(self, value: bool) -> "Pipeline":
+        """Keep the order of each source processor's items through the stateless stages (Jet's
+        ``setPreserveOrder``): each takes its upstream's parallelism (the lower, where it has its
+        own) behind an isolated edge, so no rebalancing reorders them. Return self."""
+        self._preserveOrder = value
+        return self
+
+    def isPreserveOrder(self) -> bool:
+        """Return whether the pipeline keeps the order of items through its stateless stages."""
+        return self._preserveOrder
+
     def graph(self) -> PipelineGraph:
         """Return an immutable snapshot of the pipeline."""
-        return PipelineGraph(tuple(self._transforms), tuple(self._upstream), self._fusionEnabled)
+        return PipelineGraph(
+            tuple(self._transforms), tuple(self._upstream), self._fusionEnabled, self._preserveOrder
+        )
 
     def toDotString(self) -> str:
         """Return the pipeline graph in Jet's DOT format, with unique stage names."""

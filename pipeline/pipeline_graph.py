@@ -13,6 +13,7 @@ class PipelineGraph:
     transforms: tuple[Transform, ...]
     upstream: tuple[tuple[int, ...], ...]
     fusionEnabled: bool = True
+    preserveOrder: bool = False
     _downstream: tuple[tuple[int, ...], ...] = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:

@@ -102,4 +102,4 @@ def fuseStatelessChains(graph: PipelineGraph) -> PipelineGraph:
         upstreams.append(tuple(newIndex[i] for i in graph.upstream[index]))
         for member in chain:
             newIndex[member] = len(transforms) - 1
-    return PipelineGraph(tuple(transforms), tuple(upstreams), graph.fusionEnabled)
+    return attrs.evolve(graph, transforms=tuple(transforms), upstream=tuple(upstreams))

@@ -229,6 +229,20 @@ class DagBuilder:
             edge = rebalanced(self.edgeFrom(upstream).to(vertex, destOrdinal), transform)
             self.addEdge(customize(edge))
 
+    def orderKept(self, index: int, localParallelism: int) -> tuple[int, EdgeCustomizer]:
+        """Return the parallelism and the input edges of unkeyed stateless stage ``index``: where
+        the pipeline preserves order, as Jet's planner gives them, its upstream's parallelism
+        (the lower of both where it has its own) behind isolated edges (a rebalanced input stays
+        distributed), so each upstream processor's items reach one processor in their order."""
+        if not self.graph.preserveOrder:
+            return localParallelism, lambda e: e
+        upstreams = [self._exits[up].localParallelism for up in self.graph.upstream[index]]
+        upstream = min((p for p in upstreams if p > 0), default=LOCAL_PARALLELISM_USE_DEFAULT)
+        if upstream != LOCAL_PARALLELISM_USE_DEFAULT:
+            localParallelism = upstream if localParallelism <= 0 else min(upstream, localParallelism)
+        self.addReason("the pipeline preserves order: its upstream's parallelism, behind isolated edges")
+        return localParallelism, lambda e: e if e.isDistributed else e.isolated()
+
     def edgeFrom(self, upstream: int) -> Edge:
         """Return a half-built edge from the next free ordinal of stage ``upstream``'s vertex."""
         source = self._exits[upstream]
@@ -405,10 +419,9 @@ def addStatelessVertex(builder: DagBuilder, index: int, stages: tuple[StatelessT
     """Add the one vertex running ``stages`` (and their peeks) in order, fed by stage ``index``'s inputs."""
     transform = builder.graph.transforms[index]
     supplier = StatelessChainP(tuple(step for stage in stages for step in statelessSteps(stage)))
-    vertex = builder.addVertex(
-        transform.name, supplier, transform.localParallelism, stages=tuple(stage.name for stage in stages)
-    )
-    builder.addEdges(index, vertex)
+    parallelism, ordered = builder.orderKept(index, transform.localParallelism)
+    vertex = builder.addVertex(transform.name, supplier, parallelism, stages=tuple(stage.name for stage in stages))
+    builder.addEdges(index, vertex, ordered)
     builder.setExit(index, vertex, logsItsPeek=True)
 
 
@@ -643,9 +656,13 @@ def lowerHashJoin(transform: HashJoinTransform, builder: DagBuilder, index: int)
 @lowerStage.register
 def lowerCustom(transform: CustomTransform, builder: DagBuilder, index: int) -> None:
     """The user's processors in one vertex; keyed: behind a distributed partitioned edge."""
-    vertex = builder.addVertex(transform.name, transform.processorSupplier, transform.localParallelism)
     keyFn = transform.keyFn
-    builder.addEdges(index, vertex, (lambda e: e.distributed().partitioned(keyFn)) if keyFn else (lambda e: e))
+    if keyFn is None:
+        parallelism, customize = builder.orderKept(index, transform.localParallelism)
+    else:
+        parallelism, customize = transform.localParallelism, lambda e: e.distributed().partitioned(keyFn)
+    vertex = builder.addVertex(transform.name, transform.processorSupplier, parallelism)
+    builder.addEdges(index, vertex, customize)
     builder.setExit(index, vertex)
 
 
@@ -671,12 +688,13 @@ def addServiceVertex(builder: DagBuilder, index: int, supplier: StandardProcesso
     """Add stage ``index``'s service vertex; with a key, each key's items reach one processor's
     service, as Jet's partitioned services do."""
     transform = builder.graph.transforms[index]
-    vertex = builder.addVertex(transform.name, supplier, transform.localParallelism)
     if keyFn is None:
-        builder.addEdges(index, vertex)
+        parallelism, customize = builder.orderKept(index, transform.localParallelism)
     else:
+        parallelism, customize = transform.localParallelism, lambda e: e.distributed().partitioned(keyFn)
         builder.addReason("a keyed service: each key's items go to one processor's service (distributed partitioned)")
-        builder.addEdges(index, vertex, lambda e: e.distributed().partitioned(keyFn))
+    vertex = builder.addVertex(transform.name, supplier, parallelism)
+    builder.addEdges(index, vertex, customize)
     builder.setExit(index, vertex)
 
 
