@@ -20,6 +20,7 @@ from sparkjet.coredag.model.edge import Edge, RoutingPolicy
 from sparkjet.coredag.model.edge_config import EdgeConfig
 from sparkjet.coredag.model.jet_event import JetEvent
 from sparkjet.coredag.model.partitioner import DefaultPartitioner, Partitioner
+from sparkjet.coredag.model.timestamp_kind import TimestampKind
 from sparkjet.coredag.model.vertex import Vertex
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "RoutingPolicy",
     "SessionError",
     "SparkjetError",
+    "TimestampKind",
     "UnpicklableItemError",
     "UserFunctionError",
     "Vertex",

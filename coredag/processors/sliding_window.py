@@ -28,6 +28,7 @@ from sparkjet.coredag.errors import ProcessorContractError
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.model.broadcast_key import BroadcastKey, broadcastKey
 from sparkjet.coredag.model.event_time_policy import checkedTimestamp
+from sparkjet.coredag.model.timestamp_kind import TimestampKind
 from sparkjet.coredag.model.sliding_window_policy import SlidingWindowPolicy
 from sparkjet.coredag.model.watermark import LONG_MAX, LONG_MIN, Watermark
 from sparkjet.coredag.model.window_result import KeyedWindowResult
@@ -65,6 +66,8 @@ class SlidingWindowP:
     clock: Callable[[], int] = monotonicMillis
     isLastStage: bool = True
     """False for the first of two stages, which flushes its frames instead of saving them."""
+    timestampKind: TimestampKind = TimestampKind.EVENT
+    """What ``frameTimestampFns`` give: an event's time, or its frame's end (Jet's ``TimestampKind``)."""
     windowsByEventTime: ClassVar[bool] = True
     """Drawn as a window vertex."""
 
@@ -77,9 +80,10 @@ class SlidingWindowP:
             raise ValueError("earlyResultsPeriod must be zero or positive")
 
     def frameOf(self, ordinal: int, item: object) -> int:
-        """Return the end of ``item``'s frame; an event time that is no int is refused."""
+        """Return the end of ``item``'s frame; a timestamp that is no int is refused."""
         timestampFn = self.frameTimestampFns[ordinal]
-        return self.winPolicy.higherFrameTs(checkedTimestamp(timestampFn(item), timestampFn))
+        timestamp = checkedTimestamp(timestampFn(item), timestampFn)
+        return timestamp if self.timestampKind is TimestampKind.FRAME else self.winPolicy.higherFrameTs(timestamp)
 
     def __call__(self) -> "SlidingWindowProcessor":
         return SlidingWindowProcessor(self)
@@ -340,23 +344,26 @@ def frameResultAccumulator(result: KeyedWindowResult) -> object:
 def aggregateToSlidingWindowP(
     keyFns: tuple, timestampFns: tuple, winPolicy: SlidingWindowPolicy, aggrOp: AggregateOperation,
     stageName: str, outputFn: OutputFn = KeyedWindowResult, earlyResultsPeriod: int = 0,
-    clock: Callable[[], int] = monotonicMillis,
+    clock: Callable[[], int] = monotonicMillis, timestampKind: TimestampKind = TimestampKind.EVENT,
 ) -> SlidingWindowP:
-    """Return the one-stage window aggregation of events timed by ``timestampFns``."""
+    """Return the one-stage window aggregation of items timed by ``timestampFns`` (event times,
+    or their frames' ends with ``TimestampKind.FRAME``)."""
     return SlidingWindowP(
         tuple(keyFns), tuple(timestampFns), winPolicy, aggrOp, stageName, outputFn,
-        earlyResultsPeriod=earlyResultsPeriod, clock=clock,
+        earlyResultsPeriod=earlyResultsPeriod, clock=clock, timestampKind=timestampKind,
     )
 
 
 def accumulateByFrameP(
-    keyFns: tuple, timestampFns: tuple, winPolicy: SlidingWindowPolicy, aggrOp: AggregateOperation, stageName: str
+    keyFns: tuple, timestampFns: tuple, winPolicy: SlidingWindowPolicy, aggrOp: AggregateOperation, stageName: str,
+    timestampKind: TimestampKind = TimestampKind.EVENT,
 ) -> SlidingWindowP:
     """Return the first stage: each frame's accumulators, emitted on watermarks as
-    ``KeyedWindowResult(frameStart, frameEnd, key, acc)``."""
+    ``KeyedWindowResult(frameStart, frameEnd, key, acc)``; ``timestampFns`` give event times,
+    or their frames' ends with ``TimestampKind.FRAME``."""
     return SlidingWindowP(
         tuple(keyFns), tuple(timestampFns), winPolicy.toTumblingByFrame(), aggrOp.withIdentityFinish(),
-        stageName, KeyedWindowResult, isLastStage=False,
+        stageName, KeyedWindowResult, isLastStage=False, timestampKind=timestampKind,
     )
 
 
