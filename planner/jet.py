@@ -254,6 +254,11 @@ class Job:
             raise OnlyPlanned(f"Job '{self.name}' was only planned (sparkjet plan): it has no metrics")
         return metrics
 
+    def getMetrics(self) -> JobMetrics:
+        """Return the job's figures, Jet's name for ``metrics()``: ``get(MetricNames.X)`` gives
+        them as Jet's measurements, tagged by vertex (and processor, ordinal)."""
+        return self.metrics()
+
     def renderSvg(self, path: str) -> tuple[str, str | None]:
         """Draw the job's plan annotated with its metrics (see ``metrics``) into ``path``.
 

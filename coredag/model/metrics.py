@@ -16,6 +16,7 @@ import attrs
 
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.edge import Edge
+from sparkjet.coredag.model.measurement import Measurement, MetricNames, MetricTags
 
 _END = object()
 
@@ -186,20 +187,49 @@ class JobMetrics:
     """A stream job with a processing guarantee: the last snapshot it saved."""
     earlierMicroBatches: MicroBatchSummary = MicroBatchSummary()
     """A long-running stream job's micro-batches before its latest, summed up."""
+    measurements: tuple[Measurement, ...] = ()
+    """The same figures under Jet's metric names, tagged by vertex (and processor, ordinal)."""
 
     @classmethod
     def of(
         cls, jobName: str, seconds: float, dag: DAG, counts: Counter, shuffled: set,
         watermarks: Mapping[str, int] = MappingProxyType({}), microBatches: tuple[MicroBatchMetrics, ...] = (),
         lastSnapshot: SnapshotMetrics | None = None, earlierMicroBatches: MicroBatchSummary = MicroBatchSummary(),
+        processorWatermarks: Mapping[str, Mapping[int, tuple[int, int]]] = MappingProxyType({}),
     ) -> "JobMetrics":
         """Summarize the accumulated ``counts`` of ``dag``; ``shuffled`` holds the (source,
         source ordinal) pairs of edges that crossed a shuffle; a stream job gives the watermark
-        each vertex reached and its micro-batches."""
+        each vertex reached, each processor's (observed, last forwarded) watermarks and its
+        micro-batches."""
         vertices = tuple(_vertexMetrics(vertex.name, counts, watermarks.get(vertex.name)) for vertex in dag)
         itemsIn = {vertex.name: vertex.itemsIn for vertex in vertices}
         edges = tuple(_edgeMetrics(e, counts, shuffled, itemsIn) for e in dag.edges())
-        return cls(jobName, seconds, vertices, edges, microBatches, lastSnapshot, earlierMicroBatches)
+        measured = Measured(int(time.time() * 1000))
+        measurements = (
+            *(m for vertex in vertices for m in measured.ofVertex(vertex)),
+            *(m for edge in edges for m in measured.ofEdge(edge)),
+            *(
+                m
+                for name, byIndex in processorWatermarks.items()
+                for index, (observed, forwarded) in sorted(byIndex.items())
+                for m in measured.ofWatermarks(name, index, observed, forwarded, len(dag.getInboundEdges(name)))
+            ),
+        )
+        return cls(jobName, seconds, vertices, edges, microBatches, lastSnapshot, earlierMicroBatches, measurements)
+
+    def metrics(self) -> set[str]:
+        """Return the names of the metrics measured, as Jet's ``JobMetrics.metrics()``."""
+        return {measurement.name for measurement in self.measurements}
+
+    def get(self, metricName: str) -> list[Measurement]:
+        """Return the measurements of ``metricName`` (a ``MetricNames`` constant), as Jet's
+        ``JobMetrics.get``: none where the job measured no such metric."""
+        return [measurement for measurement in self.measurements if measurement.name == metricName]
+
+    def filter(self, tagName: str, tagValue: str) -> "JobMetrics":
+        """Return these figures with only the measurements whose tag ``tagName`` is ``tagValue``."""
+        kept = tuple(measurement for measurement in self.measurements if measurement.tag(tagName) == tagValue)
+        return attrs.evolve(self, measurements=kept)
 
     @property
     def microBatchCount(self) -> int:
@@ -362,6 +392,45 @@ def _vertexMetrics(name: str, counts: Counter, watermark: int | None = None) -> 
         watermark=watermark,
         lateEventsDropped=counts["lateEventsDropped", name],
     )
+
+
+@attrs.frozen
+class Measured:
+    """Makes the measurements, under Jet's names, of figures taken at ``timestampMillis``."""
+
+    timestampMillis: int
+
+    def ofVertex(self, vertex: VertexMetrics) -> list[Measurement]:
+        """Items received and emitted and late events dropped by the vertex's processors together."""
+        tags = {MetricTags.VERTEX: vertex.name}
+        return [
+            Measurement(MetricNames.RECEIVED_COUNT, vertex.itemsIn, self.timestampMillis, tags),
+            Measurement(MetricNames.EMITTED_COUNT, vertex.itemsOut, self.timestampMillis, tags),
+            Measurement(MetricNames.LATE_EVENTS_DROPPED, vertex.lateEventsDropped, self.timestampMillis, tags),
+        ]
+
+    def ofEdge(self, edge: EdgeMetrics) -> list[Measurement]:
+        """Items and bytes a shuffled edge carried, tagged by its source vertex and ordinal."""
+        if edge.shuffleBytes is None:
+            return []
+        tags = {MetricTags.VERTEX: edge.sourceName, MetricTags.ORDINAL: str(edge.sourceOrdinal)}
+        return [
+            Measurement(MetricNames.DISTRIBUTED_ITEMS_OUT, edge.items, self.timestampMillis, tags),
+            Measurement(MetricNames.DISTRIBUTED_BYTES_OUT, edge.shuffleBytes, self.timestampMillis, tags),
+        ]
+
+    def ofWatermarks(self, vertex: str, index: int, observed: int, forwarded: int, inputs: int) -> list[Measurement]:
+        """A processor's watermarks: the one it observed over all its inputs (per input too, where
+        it has one), the last it emitted; ``LONG_MIN`` before the first, as in Jet."""
+        tags = {MetricTags.VERTEX: vertex, MetricTags.PROCESSOR: str(index)}
+        measurements = [
+            Measurement(MetricNames.TOP_OBSERVED_WM, observed, self.timestampMillis, tags),
+            Measurement(MetricNames.LAST_FORWARDED_WM, forwarded, self.timestampMillis, tags),
+        ]
+        if inputs == 1:
+            ordinalTags = {**tags, MetricTags.ORDINAL: "0"}
+            measurements.append(Measurement(MetricNames.COALESCED_WM, observed, self.timestampMillis, ordinalTags))
+        return measurements
 
 
 def _named(values: tuple, name: str, kind: str):

@@ -87,6 +87,18 @@ class StatesAccumulatorParam:
         return total
 
 
+def processorWatermarks(states: Mapping[str, Mapping[int, ProcessorState]]) -> dict[str, dict[int, tuple[int, int]]]:
+    """Return, per vertex and processor, the watermark it observed and the last it emitted
+    (the highest over its outbound buckets); ``LONG_MIN`` where there is none yet."""
+    return {
+        name: {
+            index: (state.observedWatermark, max(state.emittedWatermarks, default=LONG_MIN))
+            for index, state in byIndex.items()
+        }
+        for name, byIndex in states.items()
+    }
+
+
 def vertexWatermarks(states: Mapping[str, Mapping[int, ProcessorState]]) -> dict[str, int]:
     """Return, per vertex, the watermark every one of its processors has reached (vertices
     with a processor that reached none are left out)."""

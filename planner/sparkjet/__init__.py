@@ -28,6 +28,7 @@ from sparkjet.coredag import (
     UserFunctionError,
     Vertex,
 )
+from sparkjet.coredag.model.measurement import Measurement, MetricNames, MetricTags
 from sparkjet.coredag.processors.aggregation import AccumulateByKeyP, CombineByKeyP
 from sparkjet.coredag.processors.sinks import ListSinkP
 from sparkjet.coredag.processors.sources import ReadFilesP
@@ -88,6 +89,9 @@ __all__ = [
     "JoinClause",
     "KeyedWindowResult",
     "ListSinkP",
+    "Measurement",
+    "MetricNames",
+    "MetricTags",
     "Outbox",
     "OutputError",
     "Partitioner",

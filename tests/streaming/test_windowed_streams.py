@@ -8,7 +8,16 @@ from collections import Counter
 
 import pytest
 
-from sparkjet import AggregateOperations, Pipeline, Sinks, TestSources, WindowDefinition, wholeItem
+from sparkjet import (
+    AggregateOperations,
+    MetricNames,
+    MetricTags,
+    Pipeline,
+    Sinks,
+    TestSources,
+    WindowDefinition,
+    wholeItem,
+)
 from sparkjet.coredag.model.window_result import KeyedWindowResult
 
 pytestmark = pytest.mark.spark
@@ -88,3 +97,19 @@ def test_a_stream_jobs_metrics_show_its_micro_batches_watermarks_and_late_events
     assert "3 micro-batches, 4 items read" in metrics.format()
     assert "1 late event dropped" in metrics.format()
     assert sorted((r.start, r.key, r.result) for r in jet.getList("late")) == [(100, "a", 2), (100, "b", 1)]
+    byName = job.getMetrics()  # the same figures under Jet's MetricNames, per vertex and processor
+    assert byVertex(byName, MetricNames.LATE_EVENTS_DROPPED)["sliding-window-prepare"] == {1}
+    assert byVertex(byName, MetricNames.RECEIVED_COUNT)["finiteStream-add-timestamps"] == {4}
+    assert byVertex(byName, MetricNames.LAST_FORWARDED_WM)["finiteStream-add-timestamps"] == {100}
+    assert byVertex(byName, MetricNames.TOP_OBSERVED_WM)["sliding-window"] == {100}
+    assert byVertex(byName, MetricNames.COALESCED_WM)["sliding-window"] == {100}
+    processors = {m.tag(MetricTags.PROCESSOR) for m in byName.get(MetricNames.TOP_OBSERVED_WM)}
+    assert processors and all(processor.isdigit() for processor in processors), "one measurement per processor"
+
+
+def byVertex(metrics, name: str) -> dict[str, set]:
+    """Return the values of metric ``name`` by the vertex each measurement is tagged with."""
+    values: dict[str, set] = {}
+    for measurement in metrics.get(name):
+        values.setdefault(measurement.tag(MetricTags.VERTEX), set()).add(measurement.value())
+    return values

@@ -18,7 +18,7 @@ from sparkjet.coredag.model.metrics import JobMetrics, MicroBatchMetrics, MicroB
 from sparkjet.coredag.runtime.execution import JobControl, MicroBatch, executeDag
 from sparkjet.coredag.runtime.checkpoint_storage import makePrivateDirectories
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
-from sparkjet.coredag.runtime.processor_state import vertexWatermarks
+from sparkjet.coredag.runtime.processor_state import processorWatermarks, vertexWatermarks
 from sparkjet.coredag.runtime.state_store import referencedFiles
 from sparkjet.coredag.runtime.stream.checkpoint import StreamCheckpoint, temporaryCheckpoint
 from sparkjet.coredag.runtime.stream.exported_snapshot import (
@@ -235,7 +235,7 @@ class StreamRun:
             return JobMetrics.of(
                 self._jobName, time.perf_counter() - self._startedAt, self._dag, self._counts,
                 self._physical.shuffledEdges(), vertexWatermarks(self._states), tuple(self._microBatches),
-                self._lastSnapshot, self._earlierMicroBatches,
+                self._lastSnapshot, self._earlierMicroBatches, processorWatermarks(self._states),
             )
 
     def _startFeeders(self, checkpoint: StreamCheckpoint) -> list:
