@@ -205,8 +205,9 @@ class RddBuilder:
 
     def _coalesced(self, items: RDD, edge: Edge, count: int) -> RDD:
         """Return ``items`` in ``count`` partitions, narrow: an isolated edge's grouped by Jet's
-        rule (upstream i into ``i mod count``), any other's as Spark groups neighbours."""
-        if edge.routing is RoutingPolicy.ISOLATED:
+        rule (upstream i into ``i mod count``; into one, every rule is Spark's), any other's as
+        Spark groups neighbours."""
+        if edge.routing is RoutingPolicy.ISOLATED and count > 1:
             return coalescedByJetsRule(self.sc, items, count)
         return items.coalesce(count)
 
