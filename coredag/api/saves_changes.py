@@ -4,9 +4,13 @@ stays: ``saveToSnapshot`` saves everything, and the runtime calls it for the fir
 chain of state files and whenever the chain is compacted."""
 
 import abc
-from collections.abc import Callable, Iterator, Mapping
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 import attrs
+
+from sparkjet.coredag.api.processor import Inbox, restoreSnapshot
+from sparkjet.coredag.model.broadcast_key import BroadcastKey
 
 
 @attrs.frozen
@@ -20,11 +24,24 @@ REMOVED = Removed()
 class SavesChanges(abc.ABC):
     """A processor that, besides ``saveToSnapshot``, can save only the entries changed since its
     last ``saveToSnapshot``, ``saveChangesToSnapshot`` or restore (``(key, REMOVED)`` for a key
-    removed since)."""
+    removed since), and forget a key's state, so that a delta can be replayed onto it."""
 
     @abc.abstractmethod
     def saveChangesToSnapshot(self) -> bool:
         """Offer the entries changed since the last snapshot or restore; False to be called again."""
+
+    @abc.abstractmethod
+    def forgetFromSnapshot(self, key: object) -> None:
+        """Drop ``key``'s state, as if it had never been restored."""
+
+
+def replayChanges(processor: SavesChanges, changed: Mapping, removed: Iterable) -> None:
+    """Bring ``processor`` from the state it saved to a later one: forget each key the deltas
+    since removed or changed, then restore the changed entries (``BroadcastKey`` ones as they are)."""
+    for key in itertools.chain(removed, changed):
+        if not isinstance(key, BroadcastKey):
+            processor.forgetFromSnapshot(key)
+    restoreSnapshot(processor, Inbox(changed.items()))
 
 
 class TouchedKeys:

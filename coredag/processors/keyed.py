@@ -84,6 +84,10 @@ class KeyedStepProcessor(AbstractProcessor, SavesChanges):
         """Take back one key's state."""
         self._states[key] = value
 
+    def forgetFromSnapshot(self, key: object) -> None:
+        """Drop one key's state."""
+        self._states.pop(key, None)
+
 
 @attrs.frozen
 class DistinctP(KeyedStepSupplier):

@@ -123,10 +123,16 @@ class SessionWindowProcessor(WindowProcessor, SavesChanges):
         for end in value.ends:
             self.deadlineToKeys.setdefault(end, set()).add(key)
 
+    def forgetFromSnapshot(self, key: object) -> None:
+        """Drop one key's sessions and their deadlines."""
+        windows = self.keyToWindows.pop(key, None)
+        for end in windows.ends if windows is not None else ():
+            self._removeDeadline(key, end)
+
     def finishSnapshotRestore(self) -> bool:
         """Set the current watermark to the restored one."""
         if self._minRestoredCurrentWatermark != LONG_MAX:
-            self.currentWatermark = self._minRestoredCurrentWatermark
+            self.currentWatermark, self._minRestoredCurrentWatermark = self._minRestoredCurrentWatermark, LONG_MAX
         return True
 
     def complete(self) -> bool:

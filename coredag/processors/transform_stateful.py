@@ -157,10 +157,15 @@ class TransformStatefulProcessor(AbstractProcessor, SavesChanges):
         if touched is not None:
             self.lastTouched[key] = touched
 
+    def forgetFromSnapshot(self, key: object) -> None:
+        """Drop one key's state and last event time."""
+        self.states.pop(key, None)
+        self.lastTouched.pop(key, None)
+
     def finishSnapshotRestore(self) -> bool:
         """Start from the restored watermark and keep the keys in last-touched order."""
         if self._minRestoredWatermark != LONG_MAX:
-            self.currentWatermark = self._minRestoredWatermark
+            self.currentWatermark, self._minRestoredWatermark = self._minRestoredWatermark, LONG_MAX
         self.lastTouched = dict(sorted(self.lastTouched.items(), key=_touchedTime))
         return True
 

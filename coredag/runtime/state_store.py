@@ -137,6 +137,21 @@ class StateStore:
         name = f"{directoryName(vertex)}/{index}/{savedBy}.{kind}"
         return name, self._write(name, pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
 
+    def changesIn(self, deltas: tuple[str, ...]) -> tuple[dict, set]:
+        """Return what the delta files ``deltas`` change, applied in turn: the entries changed
+        (each key's last value) and the keys removed."""
+        changed: dict[Hashable, object] = {}
+        removed: set = set()
+        for delta in deltas:
+            entries, keys = self._read(delta)
+            for key in keys:
+                changed.pop(key, None)
+                removed.add(key)
+            for key, value in entries:
+                removed.discard(key)
+                changed[key] = value
+        return changed, removed
+
     def _entriesOf(self, state: ProcessorState) -> list[tuple]:
         """Return the entries of one saved state: its base, then each delta applied in turn."""
         if not state.files:
@@ -146,11 +161,10 @@ class StateStore:
         if not deltas:
             return entries
         byKey: dict[Hashable, object] = dict(entries)
-        for delta in deltas:
-            changed, removed = self._read(delta)
-            for key in removed:
-                byKey.pop(key, None)
-            byKey.update(changed)
+        changed, removed = self.changesIn(tuple(deltas))
+        for key in removed:
+            byKey.pop(key, None)
+        byKey.update(changed)
         return list(byKey.items())
 
     def _read(self, name: str):

@@ -97,18 +97,18 @@ def _first(pair: tuple) -> object:
 class Snapshot:
     """What a processor of a stream's micro-batch starts from and ends with. It starts from
     ``live``, the processor (with its outbox) its previous micro-batch ended with, where this
-    Python worker kept it; else from a new processor that restores the entries ``restored``
-    gives. ``follows``: the previous micro-batch ended with a snapshot, committed since (its
+    Python worker kept it (brought up to date by ``catchUp``, if given, where it was kept a few
+    micro-batches ago); else from a new processor that restores the entries ``restored`` gives. ``follows``: the previous micro-batch ended with a snapshot, committed since (its
     second commit phase is due). If it ``saves``, it ends with the entries it saved (``saved``:
     only those changed since, where ``changesOnly`` and the processor ``givesChanges``, being one
     that ``SavesChanges``) and itself, to keep for the next micro-batch (``kept``)."""
 
     def __init__(
         self, restored: Callable[[], list], saves: bool, follows: bool = False, live: tuple | None = None,
-        changesOnly: bool = False,
+        changesOnly: bool = False, catchUp: Callable[[Processor], None] | None = None,
     ) -> None:
         self.restored, self.saves, self.follows, self.live = restored, saves, follows, live
-        self.changesOnly = changesOnly
+        self.changesOnly, self.catchUp = changesOnly, catchUp
         self.saved: tuple = ()
         self.givesChanges = False
         self.kept: tuple | None = None
@@ -196,6 +196,9 @@ def runCooperatively(
             if restored:
                 loop.guarded(lambda: restoreSnapshot(processor, Inbox(restored)))
                 yield from loop.repeat(processor.finishSnapshotRestore)
+        elif snapshot.catchUp is not None:
+            loop.guarded(lambda: snapshot.catchUp(processor))
+            yield from loop.repeat(processor.finishSnapshotRestore)
         if snapshot is not None and snapshot.follows:
             yield from loop.repeat(lambda: processor.snapshotCommitFinish(True))
         current = 0

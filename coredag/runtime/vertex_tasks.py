@@ -5,9 +5,10 @@ import itertools
 import pickle
 from collections.abc import Iterator
 
+from sparkjet.coredag.api.saves_changes import SavesChanges, replayChanges
 from sparkjet.coredag.model.metrics import TaskMetrics
 from sparkjet.coredag.runtime.crossing import Crossing, namedBatches
-from sparkjet.coredag.runtime.live_processors import LiveProcessor, keepLive, takeLive
+from sparkjet.coredag.runtime.live_processors import LiveProcessor, TakenUp, keepLive, takeLive
 from sparkjet.coredag.runtime.processor_state import ProcessorState, RestoredShare
 from sparkjet.coredag.runtime.state_store import SavedEntries, SavedVersion, StateStore
 from sparkjet.coredag.runtime.tasklet import Snapshot, TaskletSpec, runPartitionBatches
@@ -70,11 +71,16 @@ class _RestoringSnapshot(Snapshot):
     """A snapshot that notes the entries it restored from the files, for the next delta (a
     processor that ``SavesChanges`` gives its own)."""
 
-    def __init__(self, store: StateStore, restored, saves: bool, live: LiveProcessor | None) -> None:
+    def __init__(self, store: StateStore, restored, saves: bool, takenUp: TakenUp | None) -> None:
         chain = _chainOf(restored)
-        taken = None if live is None else (live.processor, live.outbox)
-        super().__init__(self._load, saves, restored is not None, taken, changesOnly=saves and store.extends(chain))
+        live = None if takenUp is None else takenUp.live
+        super().__init__(
+            self._load, saves, restored is not None, None if live is None else (live.processor, live.outbox),
+            changesOnly=saves and store.extends(chain),
+            catchUp=self._replay if takenUp is not None and takenUp.replayed else None,
+        )
         self._store, self._restored, self.chain = store, restored, chain
+        self._replayed = () if takenUp is None else takenUp.replayed
         self.lastSaved: SavedEntries | None = None if live is None else live.saved
 
     def _load(self) -> list:
@@ -82,6 +88,9 @@ class _RestoringSnapshot(Snapshot):
         if isinstance(self._restored, ProcessorState) and not self.givesChanges:
             self.lastSaved = SavedEntries.of(entries)
         return entries
+
+    def _replay(self, processor: SavesChanges) -> None:
+        replayChanges(processor, *self._store.changesIn(self._replayed))
 
     def save(self, vertex: str, index: int) -> SavedVersion:
         """Write the entries the processor saved to the store: the delta it gave, or its state
@@ -99,10 +108,10 @@ def _chainOf(restored) -> tuple[str, ...]:
 def _snapshot(spec: TaskletSpec, index: int, restored) -> _RestoringSnapshot:
     """Return the snapshot processor ``index`` starts from: the processor kept alive in this
     worker where it saved the state ``restored`` names, else that state read back."""
-    live = None
+    takenUp = None
     if isinstance(restored, ProcessorState) and spec.keptAlive and not spec.usesFastPath():
-        live = takeLive(_liveKey(spec, index), restored.savedBy)
-    return _RestoringSnapshot(spec.stateStore, restored, spec.savesState, live)
+        takenUp = takeLive(_liveKey(spec, index), restored)
+    return _RestoringSnapshot(spec.stateStore, restored, spec.savesState, takenUp)
 
 
 def _savedState(
@@ -114,7 +123,7 @@ def _savedState(
     version = snapshot.save(spec.dagVertexName, index)
     if snapshot.kept is not None:
         processor, outbox = snapshot.kept
-        keepLive(_liveKey(spec, index), LiveProcessor(processor, outbox, version.savedBy, version.entries))
+        keepLive(_liveKey(spec, index), LiveProcessor(processor, outbox, version.savedBy, version.files, version.entries))
     return ProcessorState(
         version.files,
         version.size,

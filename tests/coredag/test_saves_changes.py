@@ -1,6 +1,7 @@
 """The processors that save only what changed (issue 26, point 3): a base of the whole state, then
 the deltas each gives of the keys it touched, evicted or closed, read back through the state store
-into a new processor, give the state the live processor holds, for every kind that saves changes."""
+into a new processor, or replayed onto one at the base's state, give the state the live
+processor holds, for every kind that saves changes."""
 
 import operator
 
@@ -8,7 +9,7 @@ import pytest
 
 from sparkjet import AggregateOperations
 from sparkjet.coredag.api.processor import Inbox, Outbox, ProcessorContext, restoreSnapshot
-from sparkjet.coredag.api.saves_changes import SavesChanges
+from sparkjet.coredag.api.saves_changes import SavesChanges, replayChanges
 from sparkjet.coredag.model.jet_event import JetEvent
 from sparkjet.coredag.model.watermark import Watermark
 from sparkjet.coredag.processors.keyed import AccumulatorHolder, MapStatefulP, RollingAccumulation
@@ -49,15 +50,23 @@ def started(supplier) -> tuple:
     return processor, outbox
 
 
-def microBatch(processor, outbox: Outbox, items: list, watermark: int) -> None:
-    """Give the processor ``items``, then the watermark, as a micro-batch does."""
-    inbox = Inbox(items)
+def restoredFrom(supplier, root: str, chain: tuple) -> tuple:
+    """Return a new processor restored from the state files ``chain``, with its outbox."""
+    processor, outbox = started(supplier)
+    restoreSnapshot(processor, Inbox(StateStore(root, 99).load(ProcessorState(chain))))
+    assert processor.finishSnapshotRestore()
+    return processor, outbox
+
+
+def microBatch(processor, outbox: Outbox, items: list, watermark: int) -> list:
+    """Give the processor ``items``, then the watermark, as a micro-batch does; return what it emitted."""
+    inbox, emitted = Inbox(items), []
     while not inbox.isEmpty():
         processor.process(0, inbox)
-        outbox.drainBucket(0)
+        emitted += outbox.drainBucket(0)
     while not processor.tryProcessWatermark(Watermark(watermark)):
-        outbox.drainBucket(0)
-    outbox.drainBucket(0)
+        emitted += outbox.drainBucket(0)
+    return emitted + outbox.drainBucket(0)
 
 
 def saved(processor, outbox: Outbox, changesOnly: bool) -> list:
@@ -92,9 +101,14 @@ def test_a_base_and_the_deltas_a_processor_gives_read_back_as_its_live_state(tmp
             written = store.save("v", 0, saved(live, outbox, changesOnly=False), None, chain, comparing=False)
         chain = written.files
         sizes.append(written.size)
+        if version == 0:
+            stale, staleOutbox = restoredFrom(supplier, root, chain)
     assert len(chain) == len(batches) and max(sizes[1:]) < sizes[0], "a base, then smaller deltas"
-    restored, restoredOutbox = started(supplier)
-    restoreSnapshot(restored, Inbox(StateStore(root, 99).load(ProcessorState(chain))))
-    assert restored.finishSnapshotRestore()
+    restored, restoredOutbox = restoredFrom(supplier, root, chain)
     assert wholeState(restored, restoredOutbox) == wholeState(live, outbox)
     assert len(wholeState(live, outbox)) < 8, "sessions closed and keys evicted: removed from the chain too"
+    replayChanges(stale, *StateStore(root, 99).changesIn(chain[1:]))
+    assert stale.finishSnapshotRestore()
+    assert wholeState(stale, staleOutbox) == wholeState(live, outbox), "kept at the base, caught up by the deltas"
+    last = eventsOf("ab", 1000)
+    assert microBatch(stale, staleOutbox, last, 2000) == microBatch(live, outbox, last, 2000), "and goes on alike"

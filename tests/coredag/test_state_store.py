@@ -11,6 +11,7 @@ import pytest
 from sparkjet.coredag.runtime.live_processors import LiveProcessor, keepLive, takeLive
 from sparkjet.coredag.runtime.processor_state import ProcessorState
 from sparkjet.coredag.api.saves_changes import REMOVED
+from sparkjet.coredag.processors.keyed import DistinctP, KeyedStepProcessor
 from sparkjet.coredag.runtime.state_store import (
     COMPACT_EVERY,
     LONGEST_CHAIN,
@@ -74,13 +75,23 @@ def test_a_missing_state_file_names_it(tmp_path):
 
 
 def test_a_kept_processor_is_taken_up_only_by_the_task_restoring_what_it_saved():
-    key = ("/cp/state", "v", 0)
-    keepLive(key, LiveProcessor("processor", "outbox", "3-abc", SavedEntries({})))
-    assert takeLive(key, "2-old") is None, "a stale copy is dropped"
-    assert takeLive(key, "3-abc") is None, "and gone"
-    keepLive(key, LiveProcessor("processor", "outbox", "3-abc", SavedEntries({})))
-    assert takeLive(key, "3-abc").processor == "processor"
-    assert takeLive(key, "3-abc") is None, "a task takes it out: a failed one leaves nothing behind"
+    key, files = ("/cp/state", "v", 0), ("v/0/0-a.base", "v/0/3-abc.delta")
+    keepLive(key, LiveProcessor("processor", "outbox", "3-abc", files, SavedEntries({})))
+    assert takeLive(key, ProcessorState(files[:1], savedBy="2-old")) is None, "a stale copy is dropped"
+    assert takeLive(key, ProcessorState(files, savedBy="3-abc")) is None, "and gone"
+    keepLive(key, LiveProcessor("processor", "outbox", "3-abc", files, SavedEntries({})))
+    assert takeLive(key, ProcessorState(files, savedBy="3-abc")).live.processor == "processor"
+    assert takeLive(key, ProcessorState(files, savedBy="3-abc")) is None, "a task takes it out: a failed one leaves nothing"
+
+
+def test_a_kept_processor_that_saves_its_changes_is_taken_up_later_with_the_deltas_saved_since():
+    key, files = ("/cp/state", "v", 0), ("v/0/0-a.base", "v/0/3-abc.delta")
+    processor = KeyedStepProcessor(DistinctP(str, "distinct"))
+    keepLive(key, LiveProcessor(processor, "outbox", "3-abc", files, SavedEntries(None)))
+    later = ProcessorState((*files, "v/0/4-def.delta", "v/0/5-ghi.delta"), savedBy="5-ghi")
+    assert takeLive(key, later).replayed == ("v/0/4-def.delta", "v/0/5-ghi.delta")
+    keepLive(key, LiveProcessor(processor, "outbox", "3-abc", files, SavedEntries(None)))
+    assert takeLive(key, ProcessorState(("v/0/4-new.base",), savedBy="4-new")) is None, "another chain: dropped"
 
 
 def test_a_delta_a_processor_gives_removes_the_keys_it_marks_removed(tmp_path):
@@ -116,3 +127,12 @@ def test_a_chain_of_tiny_deltas_is_compacted_after_the_longest_chain(tmp_path):
         assert StateStore(root, version).extends(chain)
         chain = StateStore(root, version).saveChanges("v", 0, [(0, version)], chain).files
     assert len(chain) == LONGEST_CHAIN and not StateStore(root, 0).extends(chain)
+
+
+def test_the_changes_in_deltas_are_their_last_word_on_each_key(tmp_path):
+    root = str(tmp_path)
+    base = StateStore(root, 0).save("v", 0, [("a", 1), ("b", 2)], None, (), comparing=False)
+    chain = base.files
+    for version, changes in enumerate([[("a", REMOVED), ("b", 3)], [("a", 4), ("b", REMOVED), ("c", 5)]], 1):
+        chain = StateStore(root, version).saveChanges("v", 0, changes, chain).files
+    assert StateStore(root, 3).changesIn(chain[1:]) == ({"a": 4, "c": 5}, {"b"}), "removed then back; changed then removed"
