@@ -26,6 +26,9 @@ APP_NAME = "sparkjet-tests"
 # The sessions of the tests (the shared one, and those their scripts start) go without Spark's web
 # UI: quicker to start, and no port taken; tests/planner/test_spark_ui.py turns it on in its own.
 os.environ.setdefault("SPARKJET_UI", "0")
+# Their streams start a micro-batch every quarter of a second, not every second: a test waits for
+# micro-batches, never for the clock (coredag/runtime/stream/stream_run.py's TRIGGER_VARIABLE).
+os.environ.setdefault("SPARKJET_TRIGGER_MILLIS", "250")
 
 
 QUIET_SECONDS = float(os.environ.get("SPARKJET_TEST_QUIET_SECONDS", "600"))

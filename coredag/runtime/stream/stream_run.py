@@ -4,6 +4,7 @@ micro-batch, until the stream ends, the job is cancelled, or it stops for a susp
 
 import enum
 import functools
+import os
 import threading
 import time
 import warnings
@@ -32,7 +33,9 @@ from sparkjet.coredag.runtime.stream.suspension import Suspension
 from sparkjet.coredag.runtime.terminal_outputs import outputDirectories
 
 TRIGGER_MILLIS = 1000
-"""How often a micro-batch starts while there is new input."""
+"""How often a micro-batch starts while there is new input, unless ``SPARKJET_TRIGGER_MILLIS`` says."""
+
+TRIGGER_VARIABLE = "SPARKJET_TRIGGER_MILLIS"
 
 POLL_SECONDS = 0.25
 """How often the job's thread looks whether the query ended or the job was cancelled."""
@@ -45,6 +48,16 @@ KEPT_MICRO_BATCHES = 100
 
 HEARTBEAT_SOURCE = "__heartbeat__"
 """The source name of the rows that make Spark run a micro-batch every trigger without new input."""
+
+
+def triggerMillis() -> int:
+    """Return how often a micro-batch starts: ``$SPARKJET_TRIGGER_MILLIS`` (the tests shorten it),
+    else ``TRIGGER_MILLIS``."""
+    configured = os.environ.get(TRIGGER_VARIABLE, str(TRIGGER_MILLIS))
+    if not configured.isdigit() or int(configured) == 0:
+        msg = f"{TRIGGER_VARIABLE} must be a whole number of milliseconds above 0, got {configured!r}"
+        raise ValueError(msg)
+    return int(configured)
 
 
 class RunState(enum.Enum):
@@ -263,7 +276,7 @@ class StreamRun:
         writer = rows.writeStream.foreachBatch(self._onMicroBatch).option(
             "checkpointLocation", checkpoint.queryLocation
         ).queryName(self._jobName)
-        trigger = {"availableNow": True} if self._finite else {"processingTime": f"{TRIGGER_MILLIS} milliseconds"}
+        trigger = {"availableNow": True} if self._finite else {"processingTime": f"{triggerMillis()} milliseconds"}
         return writer.trigger(**trigger).start()
 
     def _heartbeat(self):
