@@ -9,6 +9,7 @@ import pytest
 from pyspark import SparkConf
 
 from sparkjet.coredag.runtime import session
+from tests.conftest import eventually
 
 
 class BlockingServer:
@@ -18,8 +19,8 @@ class BlockingServer:
         self.released, self.ended = threading.Event(), threading.Event()
 
     def shutdown(self) -> None:
-        """Return once released."""
-        self.released.wait(30)
+        """Return once released (the test releases it; a daemon thread waits here otherwise)."""
+        self.released.wait()
         self.ended.set()
 
 
@@ -42,7 +43,7 @@ def test_a_session_stops_without_waiting_for_its_accumulator_server_which_still_
     assert stopped.serverAtStop is None, "PySpark's stop() had no server to wait for"
     assert not server.ended.is_set()
     server.released.set()
-    assert server.ended.wait(30), "the server was shut down in the background"
+    eventually(server.ended.is_set, progress=lambda: None)  # the server was shut down in the background
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 import json
 import os
 import pathlib
-import subprocess
 import sys
 
 from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
@@ -13,6 +12,7 @@ from sparkjet.planner.fusion import fuseStatelessChains
 from sparkjet.planner.leakage import rejectDanglingStages
 from sparkjet.planner.lowering import lowerToDag
 from sparkjet.planner.planning import PHASES
+from tests.conftest import run
 
 PROJECT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -39,10 +39,7 @@ print(json.dumps({
 
 def test_planning_starts_no_jvm_and_loads_neither_pyspark_nor_py4j():
     env = dict(os.environ, PYTHONPATH=str(PROJECT))
-    done = subprocess.run(
-        [sys.executable, "-c", PLAN_IN_A_FRESH_INTERPRETER],
-        cwd=PROJECT, env=env, capture_output=True, text=True, timeout=120,
-    )
+    done = run([sys.executable, "-c", PLAN_IN_A_FRESH_INTERPRETER], cwd=PROJECT, env=env)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report == {"vertices": 5, "jvmModules": []}
