@@ -251,22 +251,28 @@ def test_partition_out_of_range_names_the_edge_and_the_value(jet):
         jet.newJob(dag).join()
 
 
-def test_a_source_task_leaves_its_python_worker_alive_for_reuse(jet):
-    """A source ignores its empty input, yet reads it to the end: PySpark then keeps the
-    worker for the next task instead of forking (and importing) a new one for every task."""
-    import os
-    import time
-
+def workerPids(jet, name: str, parallelism: int) -> set[int]:
+    """Run a source and a map at ``parallelism``; return the processes of the map's Python workers."""
     from sparkjet.pipeline import Pipeline, Sinks, Sources
 
     p = Pipeline.create()
-    p.readFrom(Sources.items(range(8))).setLocalParallelism(2).map(
+    p.readFrom(Sources.items(range(8))).setLocalParallelism(parallelism).map(
         lambda _: __import__("os").getpid()
-    ).setLocalParallelism(2).writeTo(Sinks.list("workerPids"))
+    ).setLocalParallelism(parallelism).writeTo(Sinks.list(name))
     jet.newJob(p).join()
-    time.sleep(1)
-    for pid in set(jet.getList("workerPids")):
-        os.kill(pid, 0)
+    return set(jet.getList(name))
+
+
+def test_a_source_task_leaves_its_python_worker_alive_for_reuse(jet):
+    """A source ignores its empty input, yet reads it to the end: PySpark then keeps the
+    worker for the next task instead of forking (and importing) a new one for every task. The
+    idle workers are taken in turn, so a few later jobs of 8 tasks each run in the first's."""
+    first, later = workerPids(jet, "firstWorkers", 2), set()
+    for run in range(4):
+        later |= workerPids(jet, f"laterWorkers{run}", 8)
+        if first <= later:
+            break
+    assert first <= later, f"the first job's workers {sorted(first)} ran no later task (those ran in {sorted(later)})"
 
 
 class TagWithSparkTask(AbstractProcessor):
