@@ -175,6 +175,14 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
+def wheel(tmp_path_factory) -> pathlib.Path:
+    """sparkjet's wheel, built once for the tests that install it."""
+    from tests.test_installed_examples import buildWheel
+
+    return buildWheel(tmp_path_factory.mktemp("wheel"))
+
+
+@pytest.fixture(scope="session")
 def standaloneCluster(request, tmp_path_factory):
     """The standalone cluster of a run with ``--spark-master=cluster``, stopped at the end."""
     from tests.cluster import startCluster

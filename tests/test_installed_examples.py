@@ -14,7 +14,7 @@ from collections import Counter
 
 import pytest
 
-from tests.conftest import PROJECT, tokenize
+from tests.conftest import PROJECT, run, tokenize
 from tests.planner.test_report import Page
 
 OUTPUTS = {
@@ -42,13 +42,7 @@ def buildWheel(directory: pathlib.Path) -> pathlib.Path:
         shutil.copy(PROJECT / name, source / name)
     for name in ("pipeline", "planner", "coredag"):
         shutil.copytree(PROJECT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(directory),
-         str(source)],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
+    succeeded(run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(directory), str(source)]))
     (wheel,) = directory.glob("sparkjet-*.whl")
     return wheel
 
@@ -57,21 +51,21 @@ def installedVenv(directory: pathlib.Path, wheel: pathlib.Path) -> pathlib.Path:
     """Make a venv in ``directory`` with ``wheel`` installed and, through a .pth file, this venv's
     site-packages (sparkjet's dependencies; its editable sparkjet needs a .pth file there, which
     a path added by a .pth file does not run); return its ``bin`` directory."""
-    subprocess.run([sys._base_executable, "-m", "venv", "--without-pip", str(directory)], check=True, timeout=120)
+    succeeded(run([sys._base_executable, "-m", "venv", "--without-pip", str(directory)]))
     python = directory / "bin" / "python"
-    subprocess.run(
+    succeeded(run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", "--no-index",
-         "--ignore-installed", str(wheel)],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    site = subprocess.run(
-        [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-        check=True, capture_output=True, text=True, timeout=60,
-    ).stdout.strip()
+         "--ignore-installed", str(wheel)]
+    ))
+    site = succeeded(run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"])).stdout.strip()
     pathlib.Path(site, "dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
     return directory / "bin"
+
+
+def succeeded(done: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
+    """Return ``done``, a command that ended with status 0; fail with what it printed otherwise."""
+    assert done.returncode == 0, f"{shlex.join(map(str, done.args))} ended {done.returncode}:\n{done.stderr[-3000:]}"
+    return done
 
 
 def helpExamples(helpText: str) -> list[list[str]]:
@@ -92,32 +86,28 @@ def topLines(counts: Counter, top: int) -> list[str]:
 
 
 @pytest.mark.spark
-def test_the_help_examples_run_from_the_installed_wheel_outside_the_checkout(tmp_path):
-    scripts = installedVenv(tmp_path / "venv", buildWheel(tmp_path))
+def test_the_help_examples_run_from_the_installed_wheel_outside_the_checkout(tmp_path, wheel):
+    scripts = installedVenv(tmp_path / "venv", wheel)
     environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV")}
     environment["PATH"] = f"{scripts}{os.pathsep}{environment['PATH']}"
 
-    def run(program: str, *args: str, cwd: pathlib.Path = tmp_path) -> subprocess.CompletedProcess:
-        result = subprocess.run(
-            [scripts / program, *args], cwd=cwd, env=environment, capture_output=True, text=True, timeout=300
-        )
-        assert result.returncode == 0, f"{program} {shlex.join(args)} ended {result.returncode}:\n{result.stderr}"
-        return result
+    def ran(program: str, *args: str, cwd: pathlib.Path = tmp_path) -> subprocess.CompletedProcess:
+        return succeeded(run([scripts / program, *args], cwd=cwd, env=environment))
 
-    found = json.loads(run("python", "-c", WHERE_FROM).stdout)
+    found = json.loads(ran("python", "-c", WHERE_FROM).stdout)
     installed, bundled = pathlib.Path(found["sparkjet"]), pathlib.Path(found["text"])
     assert installed.is_relative_to(tmp_path / "venv") and bundled.is_relative_to(tmp_path / "venv")
     assert found["editable finders"] == []
     counts = wordCounts(bundled.read_text(encoding="utf-8"))
 
-    ran = []
-    for number, (_, *args) in enumerate(helpExamples(run("sparkjet", "--help").stdout)):
+    examples = []
+    for number, (_, *args) in enumerate(helpExamples(ran("sparkjet", "--help").stdout)):
         if any(arg.startswith("spark://") for arg in args):
             continue  # needs a cluster
         work = tmp_path / f"example-{number}"
         work.mkdir()
-        result = run("sparkjet", *args, cwd=work)
-        ran.append(args[0])
+        result = ran("sparkjet", *args, cwd=work)
+        examples.append(args[0])
         for option, recognised in OUTPUTS.items():
             if option in args:
                 written = (work / args[args.index(option) + 1]).read_text()
@@ -133,4 +123,4 @@ def test_the_help_examples_run_from_the_installed_wheel_outside_the_checkout(tmp
         if "--html" in args:
             sink = Page((work / args[args.index("--html") + 1]).read_text()).rows("vertex")[-1]
             assert (sink["name"], sink["items-in"]) == ("listSink(counts)", str(len(counts)))
-    assert "plan" in ran and "run" in ran
+    assert "plan" in examples and "run" in examples

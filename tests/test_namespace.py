@@ -1,12 +1,11 @@
 """sparkjet installs as one namespace: a user's own pipeline.py or an installed package called
 pipeline or planner cannot shadow it, and the wheel holds sparkjet/ with its py.typed."""
 
-import subprocess
 import sys
 import textwrap
 import zipfile
 
-from tests.test_installed_examples import buildWheel
+from tests.conftest import run
 
 USER_FACING = ("Pipeline", "Sources", "Sinks", "AggregateOperations", "wholeItem", "Jet", "plan")
 
@@ -37,20 +36,12 @@ def test_a_users_own_pipeline_and_planner_modules_do_not_shadow_sparkjet(tmp_pat
             """
         )
     )
-    result = subprocess.run(
-        [sys.executable, str(script)],
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(tmp_path / "site"), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run([sys.executable, str(script)], cwd=tmp_path, env={"PYTHONPATH": str(tmp_path / "site"), "PATH": "/usr/bin:/bin"})
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "4"
 
 
-def test_the_wheel_installs_the_three_directories_under_sparkjet_with_py_typed(tmp_path):
-    wheel = buildWheel(tmp_path)
+def test_the_wheel_installs_the_three_directories_under_sparkjet_with_py_typed(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {
         "sparkjet/__init__.py",

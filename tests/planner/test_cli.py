@@ -4,7 +4,6 @@ progress, and report failures in one line."""
 import importlib.metadata
 import os
 import pathlib
-import subprocess
 import sys
 from collections import Counter
 
@@ -12,7 +11,7 @@ import pytest
 
 from sparkjet.planner.cli import main
 from sparkjet.planner.progress import CLEAR_LINE
-from tests.conftest import tokenize
+from tests.conftest import run, tokenize
 from tests.planner.test_progress import FakeTerminal, shownLines
 from tests.planner.test_report import Page
 
@@ -305,10 +304,10 @@ def test_run_runs_a_module_with_everything_after_it_as_python_m_does(jobs, tmp_p
     seen = tmp_path / "seen.txt"
     (jobs / "echo.py").write_text(ECHO_MODULE.format(seen=str(seen)))
     moduleArgs = ["--svg", "theirs.svg", "--", "x"]
-    subprocess.run(
-        [sys.executable, "-m", f"{JOBS}.echo", *moduleArgs],
-        env={**os.environ, "PYTHONPATH": str(jobs.parent)}, cwd=tmp_path, check=True, timeout=60,
+    done = run(
+        [sys.executable, "-m", f"{JOBS}.echo", *moduleArgs], env={**os.environ, "PYTHONPATH": str(jobs.parent)}, cwd=tmp_path
     )
+    assert done.returncode == 0, done.stderr
     byPython = seen.read_text()
     assert main(["run", "-m", f"{JOBS}.echo", *moduleArgs]) == 0
     assert seen.read_text() == byPython == repr(["__main__", [str(jobs / "echo.py"), *moduleArgs]])

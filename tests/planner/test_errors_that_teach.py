@@ -4,7 +4,6 @@ wrong and what to do; the traceback shown is the user's code only, never a JVM s
 import os
 import pickle
 import re
-import subprocess
 import sys
 import traceback
 
@@ -16,7 +15,7 @@ from sparkjet.coredag.errors import SourceLocation, StageName
 from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources
 from sparkjet.planner import plan
 from sparkjet.planner.cli import main
-from tests.conftest import PROJECT, here
+from tests.conftest import PROJECT, here, run
 
 THIS_FILE = os.path.basename(__file__)
 CONTEXT = ProcessorContext("v", 0, 1)
@@ -215,10 +214,9 @@ def test_sparkjet_run_of_a_failing_script_prints_one_reason_and_the_scripts_fram
 def test_the_sparkjet_command_shows_no_jvm_stack_trace_on_its_real_stderr(tmp_path):
     script = tmp_path / "job.py"
     script.write_text(FAILING_SCRIPT)
-    done = subprocess.run(
+    done = run(
         [sys.executable, "-c", "import sys; from sparkjet.planner.cli import main; sys.exit(main())", "run", str(script)],
-        cwd=PROJECT, capture_output=True, text=True, timeout=300,
-        env={**os.environ, "SPARKJET_MASTER": "local[1]"},
+        cwd=PROJECT, env={**os.environ, "SPARKJET_MASTER": "local[1]"},
     )
     assert done.returncode == 1
     reasons = [line for line in done.stderr.splitlines() if line.startswith("sparkjet:")]

@@ -13,6 +13,7 @@ import time
 import pytest
 
 from sparkjet.planner.progress import CLEAR_LINE
+from tests.conftest import QUIET_SECONDS
 from tests.planner.test_progress import screen
 
 pytestmark = pytest.mark.spark
@@ -52,17 +53,18 @@ jet.shutdown()
 """
 
 
-def runOnTerminal(script, timeout: float = 240.0) -> str:
+def runOnTerminal(script) -> str:
     """Run ``script`` with its stdout and stderr on a new pseudo-terminal; return what it wrote
-    there (the terminal's ``\\r\\n`` line ends made ``\\n``)."""
+    there (the terminal's ``\\r\\n`` line ends made ``\\n``). Fail once it wrote nothing for
+    ``QUIET_SECONDS``."""
     control, terminal = pty.openpty()
     process = subprocess.Popen(
         [sys.executable, str(script)], stdin=subprocess.DEVNULL, stdout=terminal, stderr=terminal, close_fds=True
     )
     os.close(terminal)
-    written, deadline = bytearray(), time.monotonic() + timeout
+    written, still = bytearray(), time.monotonic()
     try:
-        while time.monotonic() < deadline:
+        while time.monotonic() - still < QUIET_SECONDS:
             if select.select([control], [], [], 0.5)[0]:
                 try:
                     chunk = os.read(control, 65536)
@@ -70,7 +72,7 @@ def runOnTerminal(script, timeout: float = 240.0) -> str:
                     break
                 if not chunk:
                     break
-                written += chunk
+                written, still = written + chunk, time.monotonic()
             elif process.poll() is not None:
                 break
     finally:

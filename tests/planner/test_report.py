@@ -3,7 +3,6 @@ the page's source and, after its script ran, in headless Chromium's DOM."""
 
 import json
 import shutil
-import subprocess
 from html.parser import HTMLParser
 
 import attrs
@@ -15,6 +14,7 @@ from sparkjet.coredag.model.metrics import EdgeMetrics, JobMetrics, StageMetrics
 from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
 from sparkjet.planner import plan
 from sparkjet.planner.report import reportHtml, writeReport
+from tests.conftest import run
 from tests.planner.test_render import needsDot
 
 CHROMIUM = shutil.which("chromium")
@@ -213,7 +213,7 @@ def chromium(tmp_path, *arguments: str) -> str:
     """Run headless Chromium with a profile of its own on ``arguments``; return its output."""
     profile = f"--user-data-dir={tmp_path / 'profile'}"
     command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", profile, *arguments]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    done = run(command)
     assert done.returncode == 0, f"chromium failed: {done.stderr[-3000:]}"
     return done.stdout
 

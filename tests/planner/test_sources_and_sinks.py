@@ -2,7 +2,6 @@
 
 import json
 import os
-import subprocess
 import sys
 from collections import Counter
 
@@ -14,7 +13,7 @@ from sparkjet.coredag.processors.sinks import DataFrameSinkP, JsonFilesSinkP, No
 from sparkjet.coredag.processors.sources import DataFrameSourceP, ReadJsonP
 from sparkjet.pipeline import AggregateOperations, Pipeline, PipelineError, Sinks, Sources, wholeItem
 from sparkjet.planner import plan
-from tests.conftest import CORPUS, PROJECT, here, tokenize
+from tests.conftest import CORPUS, PROJECT, here, run, tokenize
 
 THIS_FILE = os.path.basename(__file__)
 
@@ -96,10 +95,7 @@ print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in ("pyspark",
 
 def test_planning_urls_and_the_new_sinks_loads_neither_pyspark_nor_py4j():
     env = dict(os.environ, PYTHONPATH=str(PROJECT))
-    done = subprocess.run(
-        [sys.executable, "-c", PLAN_IN_A_FRESH_INTERPRETER],
-        cwd=PROJECT, env=env, capture_output=True, text=True, timeout=120,
-    )
+    done = run([sys.executable, "-c", PLAN_IN_A_FRESH_INTERPRETER], cwd=PROJECT, env=env)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == []
 
