@@ -12,7 +12,6 @@ import socket
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 import urllib.request
 
@@ -22,7 +21,7 @@ from sparkjet.coredag.runtime import session
 from sparkjet.coredag.runtime.execution import sparkJobDescription
 from sparkjet.coredag.runtime.micro_batch import MicroBatch
 from sparkjet.planner import Jet
-from tests.conftest import PROJECT
+from tests.conftest import PROJECT, QUIET_SECONDS, eventually, finished, stop
 
 SCRIPT = textwrap.dedent(
     """
@@ -58,37 +57,41 @@ def test_a_started_session_shows_the_ui_says_where_once_and_names_spark_jobs_in_
     script, released = tmp_path / "ui.py", tmp_path / "released"
     script.write_text(SCRIPT)
     environment = {k: v for k, v in os.environ.items() if k != session.UI_VARIABLE}
-    process = subprocess.Popen(
-        [sys.executable, str(script), str(released)],
-        cwd=PROJECT,
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**environment, "PYTHONPATH": str(PROJECT)},
-    )
-    watchdog = threading.Timer(300, process.kill)
-    watchdog.start()
+    written = tmp_path / "stderr.txt"
+    with open(written, "w") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, str(script), str(released)],
+            cwd=PROJECT,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            env={**environment, "PYTHONPATH": str(PROJECT)},
+            start_new_session=True,
+        )
     try:
-        seen = []
-        for line in iter(process.stderr.readline, ""):
-            seen.append(line.rstrip("\n"))
-            if UI_LINE.fullmatch(seen[-1]):
-                break
-        assert seen and UI_LINE.fullmatch(seen[-1]), "no 'Spark UI:' line on stderr:\n" + "\n".join(seen)
-        port = UI_LINE.fullmatch(seen[-1]).group(2)
-        jobsPageNaming(f"http://127.0.0.1:{port}/jobs/", "sparkjet job 'ui-check': vertex 'listSink(out)'", within=120)
+        eventually(lambda: uiLines(written) or process.poll() is not None, progress=lambda: written.stat().st_size)
+        assert uiLines(written), "no 'Spark UI:' line on stderr:\n" + written.read_text()
+        said = uiLines(written)[0]
+        port = UI_LINE.fullmatch(said).group(2)
+        jobsPageNaming(f"http://127.0.0.1:{port}/jobs/", "sparkjet job 'ui-check': vertex 'listSink(out)'")
         listening = listeningSockets(javaProcess(process.pid))
         assert int(port) in {port for _, port in listening}, listening
         assert all(isLoopback(address) for address, _ in listening), f"the JVM listens beyond 127.0.0.1: {listening}"
         released.touch()
-        stdout, stderr = process.communicate(timeout=240)
+        stdout = finished(process, progress=lambda: written.stat().st_size).stdout
     finally:
-        watchdog.cancel()
         released.touch()
-    assert process.returncode == 0, stderr
+        if process.poll() is None:
+            stop(process)
+    assert process.returncode == 0, written.read_text()
     assert "items [0, 0, 1, 1, 2, 2, 3, 3]" in stdout
     assert "second session's UI: None" in stdout, "SPARKJET_UI=off starts a session without the UI"
-    assert [line for line in seen + stderr.splitlines() if "Spark UI" in line] == [seen[-1]], "said once"
+    assert [line for line in written.read_text().splitlines() if "Spark UI" in line] == [said], "said once"
+
+
+def uiLines(stderr) -> list[str]:
+    """Return the 'Spark UI: ...' lines written so far into the file ``stderr``."""
+    return [line for line in stderr.read_text().splitlines() if UI_LINE.fullmatch(line)]
 
 
 def javaProcess(pid: int) -> int:
@@ -134,19 +137,21 @@ def isLoopback(address: str) -> bool:
     return (mapped or parsed).is_loopback
 
 
-def jobsPageNaming(url: str, description: str, within: float) -> None:
-    """Wait until the UI's jobs page lists a Spark job of ``description`` (each answer 200 OK)."""
-    deadline = time.monotonic() + within
-    while True:
-        with urllib.request.urlopen(url, timeout=10) as answer:
+def jobsPageNaming(url: str, description: str) -> None:
+    """Wait until the UI's jobs page lists a Spark job of ``description`` (each answer 200 OK),
+    failing once the page has stayed the same for ``QUIET_SECONDS``."""
+    page = {"text": ""}
+
+    def listed() -> bool:
+        with urllib.request.urlopen(url, timeout=QUIET_SECONDS) as answer:
             assert answer.status == 200
-            page = answer.read().decode("utf-8", "replace")
-        if f'<span class="description-input">{description}</span>' in page:
-            return
-        assert time.monotonic() < deadline, f"no Spark job described as {description!r}:\n" + "\n".join(
-            line for line in page.splitlines() if "description-input" in line
-        )
-        time.sleep(0.5)
+            page["text"] = answer.read().decode("utf-8", "replace")
+        if f'<span class="description-input">{description}</span>' in page["text"]:
+            return True
+        time.sleep(0.5)  # the next look, not a limit
+        return False
+
+    eventually(listed, progress=lambda: page["text"])
 
 
 @pytest.mark.parametrize("ui, setting", [(True, None), (False, "false")])
