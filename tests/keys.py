@@ -10,7 +10,7 @@ import sys
 from collections import namedtuple
 from enum import Enum, Flag, IntEnum
 
-from tests.conftest import PROJECT
+from tests.conftest import PROJECT, finished
 
 
 class Level(IntEnum):
@@ -84,6 +84,6 @@ class Worker:
         return json.loads(self.process.stdout.readline())
 
     def close(self) -> None:
-        """End the process."""
+        """End the process, failing once it has printed nothing for ``QUIET_SECONDS``."""
         self.process.stdin.close()
-        self.process.wait(timeout=10)
+        finished(self.process)
