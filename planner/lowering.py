@@ -656,14 +656,7 @@ def lowerHashJoin(transform: HashJoinTransform, builder: DagBuilder, index: int)
 @lowerStage.register
 def lowerCustom(transform: CustomTransform, builder: DagBuilder, index: int) -> None:
     """The user's processors in one vertex; keyed: behind a distributed partitioned edge."""
-    keyFn = transform.keyFn
-    if keyFn is None:
-        parallelism, customize = builder.orderKept(index, transform.localParallelism)
-    else:
-        parallelism, customize = transform.localParallelism, lambda e: e.distributed().partitioned(keyFn)
-    vertex = builder.addVertex(transform.name, transform.processorSupplier, parallelism)
-    builder.addEdges(index, vertex, customize)
-    builder.setExit(index, vertex)
+    addOneVertex(builder, index, transform.processorSupplier, transform.keyFn)
 
 
 @lowerStage.register
@@ -671,7 +664,7 @@ def lowerService(transform: ServiceTransform, builder: DagBuilder, index: int) -
     """A map, filter or flat-map using a service is one vertex (not fused); keyed, behind a
     distributed partitioned edge."""
     supplier = ServiceP(transform.kind, transform.serviceFactory, transform.fn, stageName(transform), transform.keyFn)
-    addServiceVertex(builder, index, supplier, transform.keyFn)
+    addOneVertex(builder, index, supplier, transform.keyFn, KEYED_SERVICE)
 
 
 @lowerStage.register
@@ -681,18 +674,26 @@ def lowerAsyncService(transform: AsyncServiceTransform, builder: DagBuilder, ind
         transform.serviceFactory, transform.fn, transform.maxConcurrentOps, transform.preserveOrder,
         stageName(transform), transform.keyFn, transform.maxBatchSize,
     )
-    addServiceVertex(builder, index, supplier, transform.keyFn)
+    addOneVertex(builder, index, supplier, transform.keyFn, KEYED_SERVICE)
 
 
-def addServiceVertex(builder: DagBuilder, index: int, supplier: StandardProcessorSupplier, keyFn: Callable | None) -> None:
-    """Add stage ``index``'s service vertex; with a key, each key's items reach one processor's
-    service, as Jet's partitioned services do."""
+KEYED_SERVICE = "a keyed service: each key's items go to one processor's service (distributed partitioned)"
+"""Why a keyed service's vertex has a distributed partitioned input, as the plan says."""
+
+
+def addOneVertex(
+    builder: DagBuilder, index: int, supplier: Callable, keyFn: Callable | None, keyedReason: str | None = None
+) -> None:
+    """Add stage ``index``'s one vertex: with a key, behind a distributed partitioned edge, each
+    key's items reaching one processor (``keyedReason``, if given, saying so in the plan), as
+    Jet's partitioned services do; without, as ``orderKept`` places it."""
     transform = builder.graph.transforms[index]
     if keyFn is None:
         parallelism, customize = builder.orderKept(index, transform.localParallelism)
     else:
         parallelism, customize = transform.localParallelism, lambda e: e.distributed().partitioned(keyFn)
-        builder.addReason("a keyed service: each key's items go to one processor's service (distributed partitioned)")
+        if keyedReason is not None:
+            builder.addReason(keyedReason)
     vertex = builder.addVertex(transform.name, supplier, parallelism)
     builder.addEdges(index, vertex, customize)
     builder.setExit(index, vertex)

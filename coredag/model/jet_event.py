@@ -109,9 +109,7 @@ class AsyncBatchMappedEvents:
 
     def __call__(self, *arguments) -> object:
         events = arguments[self.position]
-        replaced = list(arguments)
-        replaced[self.position] = [event.payload for event in events]
-        call = self.fn(*replaced)
+        call = self.fn(*_replacedAt(arguments, self.position, [event.payload for event in events]))
         if not (inspect.isawaitable(call) or isinstance(call, concurrent.futures.Future)):
             return call  # None drops the batch; anything else the async stage refuses, naming it
         return _stampedList(call, [event.timestamp for event in events])
@@ -137,8 +135,13 @@ def _awaited(call: object) -> object:
 
 def _withPayload(arguments: tuple, position: int) -> list:
     """Return ``arguments`` with the event at ``position`` replaced by its item."""
+    return _replacedAt(arguments, position, arguments[position].payload)
+
+
+def _replacedAt(arguments: tuple, position: int, value: object) -> list:
+    """Return ``arguments`` with the one at ``position`` replaced by ``value``."""
     replaced = list(arguments)
-    replaced[position] = replaced[position].payload
+    replaced[position] = value
     return replaced
 
 
