@@ -4,8 +4,14 @@ worker (PySpark reuses its workers), takes it up instead of restoring its state 
 A task takes its processor out before it runs and puts it back once it saved its state, so a
 failed task leaves nothing behind. PySpark gives a task any idle worker, so a processor's tasks
 may move between workers; a processor that saves its changes, kept by a worker its tasks left,
-catches up when they come back by replaying the deltas saved meanwhile. No pyspark here."""
+catches up when they come back by replaying the deltas saved meanwhile. Every kept processor
+this worker drops is closed, as Jet closes each processor once: one a task finds superseded, and,
+from a watcher thread, those of a job whose state directory went (the job ended) or that no task
+took up for long. No pyspark here."""
 
+import logging
+import os
+import threading
 import time
 
 import attrs
@@ -17,6 +23,9 @@ from sparkjet.coredag.runtime.state_store import SavedEntries
 STALE_SECONDS = 600.0
 """How long a kept processor no task took up stays: a job that ended, or a processor whose
 tasks run in another worker now."""
+
+WATCH_SECONDS = 0.2
+"""How often the watcher looks for kept processors to close."""
 
 LiveKey = tuple[str, str, int]
 """A job's state directory, a vertex's name and a processor's index."""
@@ -46,13 +55,17 @@ class TakenUp:
 
 
 _kept: dict[LiveKey, LiveProcessor] = {}
+_keeping = threading.Lock()
+_watcher: threading.Thread | None = None
+_log = logging.getLogger("sparkjet")
 
 
 def takeLive(key: LiveKey, restored: ProcessorState) -> TakenUp | None:
     """Take out the processor kept under ``key`` if it is the one that saved ``restored``, or if
     it saves its changes and saved an earlier version of ``restored``'s chain of files (then with
-    the deltas after it to replay); any other kept there is dropped."""
-    live = _kept.pop(key, None)
+    the deltas after it to replay); any other kept there is superseded, and closed."""
+    with _keeping:
+        live = _kept.pop(key, None)
     if live is None:
         return None
     if live.savedBy == restored.savedBy:
@@ -60,12 +73,43 @@ def takeLive(key: LiveKey, restored: ProcessorState) -> TakenUp | None:
     behind = len(live.files)
     if isinstance(live.processor, SavesChanges) and behind and restored.files[:behind] == live.files:
         return TakenUp(live, restored.files[behind:])
+    _close(key, live)
     return None
 
 
 def keepLive(key: LiveKey, live: LiveProcessor) -> None:
-    """Keep ``live`` under ``key`` for the next micro-batch; drop those no task took up for long."""
-    now = time.monotonic()
-    for stale in [other for other, kept in _kept.items() if now - kept.keptAt > STALE_SECONDS]:
-        del _kept[stale]
-    _kept[key] = live
+    """Keep ``live`` under ``key`` for the next micro-batch, watched until a task takes it up."""
+    global _watcher
+    with _keeping:
+        replaced = _kept.pop(key, None)
+        _kept[key] = live
+        if _watcher is None:
+            _watcher = threading.Thread(target=_watchKept, name="sparkjet-live-processors", daemon=True)
+            _watcher.start()
+    if replaced is not None:
+        _close(key, replaced)
+
+
+def _watchKept() -> None:
+    """Close and drop, for as long as this worker lives, the kept processors of ended jobs and
+    those no task took up for ``STALE_SECONDS``."""
+    while True:
+        time.sleep(WATCH_SECONDS)
+        now = time.monotonic()
+        with _keeping:
+            done = [
+                (key, _kept.pop(key))
+                for key, live in list(_kept.items())
+                if now - live.keptAt > STALE_SECONDS or not os.path.isdir(key[0])
+            ]
+        for key, live in done:
+            _close(key, live)
+
+
+def _close(key: LiveKey, live: LiveProcessor) -> None:
+    """Close a kept processor this worker drops; what its ``close()`` raises is logged, as no
+    job waits for it any more."""
+    try:
+        live.processor.close()
+    except Exception:
+        _log.warning("close() of vertex '%s' processor %d raised; it was dropped anyway", key[1], key[2], exc_info=True)

@@ -3,6 +3,8 @@
 restoring, saving only what changed; a task elsewhere, or after a failed one, restores it from
 its state files. Driven here as Spark drives a vertex's task, ``runVertex`` over one partition."""
 
+import shutil
+
 from sparkjet import AggregateOperations
 from sparkjet.coredag.api.processor import AbstractProcessor
 from sparkjet.coredag.processors.keyed import AccumulatorHolder, MapStatefulP, RollingAccumulation
@@ -13,6 +15,7 @@ from sparkjet.coredag.runtime.live_processors import takeLive
 from sparkjet.coredag.runtime.state_store import StateStore
 from sparkjet.coredag.runtime.tasklet import TaskletSpec
 from sparkjet.coredag.runtime.vertex_tasks import runVertex
+from tests.conftest import eventually
 
 
 class CountingP(AbstractProcessor):
@@ -39,6 +42,16 @@ class CountingP(AbstractProcessor):
 
 
 RESTORES: list = []
+
+
+class ClosingP(CountingP):
+    """Counts as ``CountingP`` does; notes each close, with the words it counted, in ``CLOSED``."""
+
+    def close(self) -> None:
+        CLOSED.append(sorted(self.counts))
+
+
+CLOSED: list = []
 
 
 class Gathered:
@@ -174,3 +187,35 @@ def test_a_processor_kept_by_a_worker_its_tasks_left_catches_up_with_the_deltas_
     UNPICKLED.clear()
     output, _ = microBatch(root, 3, two, ["w0001", "w0002", "w0003"], saves=False, supplier=supplier)
     assert output == [("w0001", 4), ("w0002", 3), ("w0003", 3)] and sorted(UNPICKLED) == [2, 3]
+
+
+def test_a_kept_processor_a_task_finds_superseded_is_closed_and_the_one_kept_is_not(tmp_path):
+    """Jet closes each processor once: the copy kept by a run whose micro-batch was not committed
+    is closed by the task that finds it; the one that task keeps stays open until taken up."""
+    CLOSED.clear()
+    root = str(tmp_path)
+    _, first = microBatch(root, 0, None, ["a"], supplier=ClosingP)
+    microBatch(root, 1, first, ["lost"], supplier=ClosingP)
+    assert CLOSED == []
+    _, again = microBatch(root, 1, first, ["b"], supplier=ClosingP)
+    assert CLOSED == [["a", "lost"]], "the superseded copy closed, the new one kept open"
+    microBatch(root, 2, again, [], saves=False, supplier=ClosingP)
+    assert CLOSED == [["a", "lost"], ["a", "b"]], "the last run completes and closes the one it took up"
+
+
+def test_a_processor_kept_by_a_worker_its_tasks_left_is_closed_once_its_job_ends(tmp_path, monkeypatch):
+    """The job's last micro-batch ran in another worker, so no task takes up the copy kept here:
+    it is closed once the job's state directory goes, as the job ends."""
+    CLOSED.clear()
+    root = tmp_path / "job"
+    root.mkdir()
+    here, elsewhere = {}, {}
+    monkeypatch.setattr(live_processors, "_kept", here)
+    _, first = microBatch(str(root), 0, None, ["a"], supplier=ClosingP)
+    monkeypatch.setattr(live_processors, "_kept", elsewhere)
+    microBatch(str(root), 1, first, ["b"], saves=False, supplier=ClosingP)
+    assert CLOSED == [["a", "b"]], "the last run restored the state and closed its processor"
+    monkeypatch.setattr(live_processors, "_kept", here)
+    shutil.rmtree(root)
+    eventually(lambda: len(CLOSED) == 2, progress=lambda: len(CLOSED), quiet=60)
+    assert CLOSED[1] == ["a"] and here == {}, "the copy this worker kept closed and dropped"

@@ -3,7 +3,8 @@
 micro-batch's processor (the same one, kept alive in its Python worker, or one restored from the
 snapshot) gets ``snapshotCommitFinish(True)`` before any item.
 A sink written to Jet's contract (it commits the transactions it restores, as after a restart)
-writes every item exactly once."""
+writes every item exactly once, and each of its processors is closed once: a processor kept in a
+worker its tasks left is closed once the job ends."""
 
 import functools
 import os
@@ -14,6 +15,7 @@ from collections import Counter
 import pytest
 
 from sparkjet import AbstractProcessor, Pipeline, Sinks, TestSources
+from tests.conftest import eventually
 
 pytestmark = pytest.mark.spark
 
@@ -88,7 +90,9 @@ def test_a_transactional_sink_prepares_at_each_snapshot_and_finishes_once_it_is_
     )
     assert committed == Counter(ITEMS), "every item committed exactly once"
     assert not list(tmp_path.glob(".prepared-*")), "every prepared transaction committed"
-    tasks = (tmp_path / "calls.log").read_text().splitlines()
+    calls = tmp_path / "calls.log"
+    eventually(lambda: calls.read_text().split().count("item") == len(ITEMS))  # each processor closed once
+    tasks = calls.read_text().splitlines()
     jetsOrder = re.compile(r"(restore )*(finish\(True\) )?((item )*save prepare finish\(True\) )*(item )*(save prepare|complete)")
     assert all(jetsOrder.fullmatch(task) for task in tasks), tasks
     assert any("save prepare" in task for task in tasks) and any("finish(True)" in task for task in tasks)
