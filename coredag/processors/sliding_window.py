@@ -12,7 +12,9 @@ state (frames, the window being slid, the next window to emit, counters) is plai
 
 Snapshots are Jet's: the last stage saves each frame's accumulator per key and the next window to
 emit; the first stage saves nothing, emitting its frames downstream instead (so a stream's
-micro-batches flush the first stage's frames to the last, which keeps them). A state restored
+micro-batches flush the first stage's frames to the last, which keeps them). A snapshot of changes
+(sparkjet's ``SavesChanges``) holds the accumulators of each frame and key changed, and those of
+frames evicted, since the last snapshot. A state restored
 under another window size or slide puts each frame into the frame that holds its last moment,
 merging those that fall into one, and drops those older than the next window to emit needs.
 """
@@ -24,6 +26,7 @@ from typing import ClassVar
 
 import attrs
 
+from sparkjet.coredag.api.saves_changes import REMOVED, SavesChanges
 from sparkjet.coredag.errors import ProcessorContractError
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.model.broadcast_key import BroadcastKey, broadcastKey
@@ -89,7 +92,7 @@ class SlidingWindowP:
         return SlidingWindowProcessor(self)
 
 
-class SlidingWindowProcessor(WindowProcessor):
+class SlidingWindowProcessor(WindowProcessor, SavesChanges):
     """One processor's frames; see the module."""
 
     def __init__(self, supplier: SlidingWindowP) -> None:
@@ -107,6 +110,9 @@ class SlidingWindowProcessor(WindowProcessor):
         self._emptyAcc = self._op.createFn()
         self._minRestoredNextWinToEmit = LONG_MAX
         self._badFrameRestored = False
+        self._keepsFrames = supplier.isLastStage
+        self._touched: dict[int, set] = {}
+        """The keys of each frame whose accumulator changed, was made or went since the last snapshot."""
 
     def _accumulate(self, ordinal: int, item: object) -> None:
         frameTs = self._supplier.frameOf(ordinal, item)
@@ -118,6 +124,11 @@ class SlidingWindowProcessor(WindowProcessor):
         acc = frame[key] if key in frame else self._op.createFn()
         frame[key] = self._op.accumulateFn(acc, (ordinal, item) if self._op.arity > 1 else item)
         self.topTs = max(self.topTs, frameTs)
+        if self._keepsFrames:
+            touched = self._touched.get(frameTs)
+            if touched is None:
+                touched = self._touched[frameTs] = set()
+            touched.add(key)
 
     def tryProcessWatermark(self, watermark: Watermark) -> bool:
         """Emit the windows the watermark closes, then the watermark."""
@@ -134,14 +145,42 @@ class SlidingWindowProcessor(WindowProcessor):
         frames and saves the next window to emit, below which its events are late."""
         if not self._supplier.isLastStage:
             return self._flush() and self.tryEmitToSnapshot(broadcastKey(NEXT_WIN_TO_EMIT), self.nextWinToEmit)
+        self._touched = {}
         frames = (
             (SnapshotKey(frameTs, key), acc) for frameTs, frame in self.tsToKeyToAcc.items() for key, acc in frame.items()
         )
-        return (
-            self.emitFromTraverserToSnapshot(frames)
-            and self.tryEmitToSnapshot(broadcastKey(NEXT_WIN_TO_EMIT), self.nextWinToEmit)
-            and self.saveEarlyResultsTime()
+        return self.emitFromTraverserToSnapshot(frames) and self._saveBroadcastEntries()
+
+    def saveChangesToSnapshot(self) -> bool:
+        """Save the accumulator of each frame and key changed since the last snapshot
+        (``REMOVED`` where its frame was evicted), then the next window to emit; a first stage
+        saves as ``saveToSnapshot`` does."""
+        if not self._keepsFrames:
+            return self.saveToSnapshot()
+        touched, self._touched = self._touched, {}
+        frames = self.tsToKeyToAcc
+        changes = (
+            (SnapshotKey(frameTs, key), frames[frameTs][key] if key in frames.get(frameTs, ()) else REMOVED)
+            for frameTs, keys in touched.items() for key in keys
         )
+        return self.emitFromTraverserToSnapshot(changes) and self._saveBroadcastEntries()
+
+    def forgetFromSnapshot(self, key: object) -> None:
+        """Drop one key's accumulator of one frame (a ``SnapshotKey``)."""
+        frame = self.tsToKeyToAcc.get(key.timestamp)
+        if frame is not None:
+            frame.pop(key.key, None)
+            if not frame:
+                del self.tsToKeyToAcc[key.timestamp]
+        self.slidingWindow = None
+
+    def _saveBroadcastEntries(self) -> bool:
+        return self.tryEmitToSnapshot(broadcastKey(NEXT_WIN_TO_EMIT), self.nextWinToEmit) and self.saveEarlyResultsTime()
+
+    def _touch(self, frameTs: int, keys) -> None:
+        """Note that the accumulators of ``keys`` in the frame ending at ``frameTs`` changed or went."""
+        if self._keepsFrames:
+            self._touched.setdefault(frameTs, set()).update(keys)
 
     def restoreFromSnapshot(self, key: object, value: object) -> None:
         """Take back one key's accumulator of a frame (moved to this policy's frame that holds
@@ -166,6 +205,9 @@ class SlidingWindowProcessor(WindowProcessor):
         else:
             frame[key.key] = value
         self.topTs = max(self.topTs, frameTs)
+        if frameTs != key.timestamp:  # moved: the next snapshot of changes removes it where it was saved
+            self._touch(key.timestamp, (key.key,))
+            self._touch(frameTs, (key.key,))
 
     def _mergedRestored(self, key: SnapshotKey, acc: object, restored: object) -> object:
         """Return two restored accumulators of one key and frame combined: several frames of
@@ -182,12 +224,12 @@ class SlidingWindowProcessor(WindowProcessor):
     def finishSnapshotRestore(self) -> bool:
         """Set the next window to emit to the restored one, on a frame boundary, and drop the
         restored frames no window from it holds (a window made shorter since the snapshot)."""
-        restored = self._minRestoredNextWinToEmit
+        restored, self._minRestoredNextWinToEmit = self._minRestoredNextWinToEmit, LONG_MAX
         if restored != LONG_MAX:
             self.nextWinToEmit = self._policy.higherFrameTs(restored - 1) if restored > LONG_MIN else restored
             oldest = self.nextWinToEmit - self._policy.windowSize
             for frameTs in [frameTs for frameTs in self.tsToKeyToAcc if frameTs <= oldest]:
-                del self.tsToKeyToAcc[frameTs]
+                self._touch(frameTs, self.tsToKeyToAcc.pop(frameTs))
         return True
 
     def _flush(self) -> bool:
@@ -243,7 +285,8 @@ class SlidingWindowProcessor(WindowProcessor):
         still to emit holds them."""
         heap = self._frameHeap
         while heap and (heap[0] <= bound or heap[0] not in self.tsToKeyToAcc):
-            self.tsToKeyToAcc.pop(heapq.heappop(heap), None)
+            frameTs = heapq.heappop(heap)
+            self._touch(frameTs, self.tsToKeyToAcc.pop(frameTs, ()))
         return heap[0] if heap else None
 
     def _result(self, start: int, end: int, key: object, result: object, isEarly: bool) -> object:
@@ -295,9 +338,12 @@ class SlidingWindowProcessor(WindowProcessor):
                 window[key] = patched
 
     def _completeWindow(self, winEnd: int) -> None:
-        evicted = self.tsToKeyToAcc.pop(winEnd - self._policy.windowSize + self._policy.frameSize, None)
-        if evicted is not None and not self._policy.isTumbling() and self._op.deductFn is not None:
-            self._patchSlidingWindow(self._op.deductFn, evicted)
+        frameTs = winEnd - self._policy.windowSize + self._policy.frameSize
+        evicted = self.tsToKeyToAcc.pop(frameTs, None)
+        if evicted is not None:
+            self._touch(frameTs, evicted)
+            if not self._policy.isTumbling() and self._op.deductFn is not None:
+                self._patchSlidingWindow(self._op.deductFn, evicted)
 
     def _earlyWindows(self) -> Iterator | None:
         """Return early results of every window from the next to emit to the last holding a

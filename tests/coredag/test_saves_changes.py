@@ -13,7 +13,9 @@ from sparkjet.coredag.api.saves_changes import SavesChanges, replayChanges
 from sparkjet.coredag.model.jet_event import JetEvent
 from sparkjet.coredag.model.watermark import Watermark
 from sparkjet.coredag.processors.keyed import AccumulatorHolder, MapStatefulP, RollingAccumulation
+from sparkjet.coredag.model.sliding_window_policy import slidingWinPolicy, tumblingWinPolicy
 from sparkjet.coredag.processors.session_window import SessionWindowP
+from sparkjet.coredag.processors.sliding_window import aggregateToSlidingWindowP
 from sparkjet.coredag.processors.transform_stateful import TransformStatefulP
 from sparkjet.coredag.runtime.processor_state import ProcessorState
 from sparkjet.coredag.runtime.state_store import StateStore
@@ -112,3 +114,63 @@ def test_a_base_and_the_deltas_a_processor_gives_read_back_as_its_live_state(tmp
     assert wholeState(stale, staleOutbox) == wholeState(live, outbox), "kept at the base, caught up by the deltas"
     last = eventsOf("ab", 1000)
     assert microBatch(stale, staleOutbox, last, 2000) == microBatch(live, outbox, last, 2000), "and goes on alike"
+
+
+def windows(policy, operation=COUNTING):
+    """Windows of ``policy`` per key over ``(key, time)`` events, in one stage."""
+    return aggregateToSlidingWindowP(
+        (operator.itemgetter(0),), (operator.itemgetter(1),), policy, operation, "windows"
+    )
+
+
+def spreadEvents(keys: str, timestamp: int) -> list:
+    """An event of each key at ``timestamp`` and 20 and 40 ms later: three frames each."""
+    return [(key, timestamp + later) for later in (0, 20, 40) for key in keys]
+
+
+@pytest.mark.parametrize(
+    "supplier",
+    [
+        windows(tumblingWinPolicy(10)),
+        windows(slidingWinPolicy(10, 5)),
+        windows(slidingWinPolicy(10, 5), AggregateOperations.toList()),
+    ],
+    ids=["tumbling", "sliding with a deduct", "sliding without a deduct"],
+)
+def test_a_window_stages_base_and_deltas_read_back_as_its_live_state(tmp_path, supplier):
+    """The frames each micro-batch touched are saved, and those the watermark evicted removed:
+    the files hold what the live processor holds, a delta what changed. A twin that ran the
+    first micro-batch alike, and a processor restored from its base (the copies a worker kept),
+    catch up by replaying the deltas."""
+    live, outbox = started(supplier)
+    twin, twinOutbox = started(supplier)
+    assert isinstance(live, SavesChanges)
+    batches = [("abcdefgh", 0, 12), ("ab", 50, 17), ("cz", 60, 31), ("", 0, 52)]
+    root, chain, sizes, emitted = str(tmp_path), (), [], []
+    for version, (keys, timestamp, watermark) in enumerate(batches):
+        emitted += microBatch(live, outbox, spreadEvents(keys, timestamp), watermark)
+        store = StateStore(root, version)
+        if chain:
+            written = store.saveChanges("v", 0, saved(live, outbox, changesOnly=True), chain)
+        else:
+            written = store.save("v", 0, saved(live, outbox, changesOnly=False), None, chain, comparing=False)
+            microBatch(twin, twinOutbox, spreadEvents(keys, timestamp), watermark)
+            saved(twin, twinOutbox, changesOnly=False)
+        chain = written.files
+        sizes.append(written.size)
+        if version == 0:
+            stale, staleOutbox = restoredFrom(supplier, root, chain)
+    assert any(not isinstance(item, Watermark) for item in emitted), "windows closed and their frames evicted"
+    assert len(chain) == len(batches) and max(sizes[1:]) < sizes[0], "a base, then smaller deltas"
+    assert dict(StateStore(root, 99).load(ProcessorState(chain))) == wholeState(live, outbox), "evicted frames removed"
+    restored, restoredOutbox = restoredFrom(supplier, root, chain)
+    assert wholeState(restored, restoredOutbox) == wholeState(live, outbox)
+    kept = ((twin, twinOutbox), (stale, staleOutbox))
+    for processor, box in kept:
+        replayChanges(processor, *StateStore(root, 99).changesIn(chain[1:]))
+        assert processor.finishSnapshotRestore()
+        assert wholeState(processor, box) == wholeState(live, outbox), "kept at the base, caught up by the deltas"
+    last = spreadEvents("ab", 1000)
+    goesOn = [sorted(map(repr, microBatch(processor, box, last, 2000)))
+              for processor, box in (*kept, (restored, restoredOutbox), (live, outbox))]
+    assert all(output == goesOn[-1] for output in goesOn), "and goes on alike"
