@@ -36,7 +36,8 @@ GIVEN_SUBMIT_OPTIONS = os.environ.get(SUBMIT_OPTIONS)
 # The JVMs the tests' scripts start live for seconds: the quick compiler alone and one GC thread.
 # They started in 20-27 s where Java's defaults took 46-70 s at a load of 12-19 on 2 cores. The
 # tests' own session, which lives for the whole run, starts with the options the run was given.
-os.environ.setdefault(SUBMIT_OPTIONS, "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+SHORT_LIVED_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+os.environ.setdefault(SUBMIT_OPTIONS, SHORT_LIVED_OPTIONS)
 
 
 QUIET_SECONDS = float(os.environ.get("SPARKJET_TEST_QUIET_SECONDS", "600"))
@@ -180,6 +181,17 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.nodeid.startswith(END_TO_END) and "spark" in item.fixturenames:
             item.add_marker(pytest.mark.cluster)
+
+
+def pytest_collection_finish(session):
+    """Where tests that start Spark run and the run was given no ``SPARK_SUBMIT_OPTS``, the JVMs
+    their scripts start map the classes a session loads from a class-data archive, made once
+    per Java and PySpark (tests.class_archive)."""
+    from tests.class_archive import USE_OPTIONS, classArchive
+
+    if GIVEN_SUBMIT_OPTIONS is None and any(item.get_closest_marker("spark") for item in session.items):
+        archive = classArchive(SHORT_LIVED_OPTIONS, run)
+        os.environ[SUBMIT_OPTIONS] = f"{SHORT_LIVED_OPTIONS} {USE_OPTIONS.format(archive)}"
 
 
 @pytest.fixture(scope="session")
