@@ -229,10 +229,11 @@ def bareCluster(request, tmp_path_factory):
 
 @contextlib.contextmanager
 def givenJavaOptions():
-    """Within: ``SPARK_SUBMIT_OPTS`` as the run was given it, for a JVM that lives for the whole run."""
-    short = os.environ.pop(SUBMIT_OPTIONS, None)
-    if GIVEN_SUBMIT_OPTIONS is not None:
-        os.environ[SUBMIT_OPTIONS] = GIVEN_SUBMIT_OPTIONS
+    """Within: ``SPARK_SUBMIT_OPTS`` as the run was given it, for a JVM that lives for the whole
+    run; given none, the class archive's options alone where the run made one."""
+    short = os.environ[SUBMIT_OPTIONS]
+    given = GIVEN_SUBMIT_OPTIONS
+    os.environ[SUBMIT_OPTIONS] = short.removeprefix(SHORT_LIVED_OPTIONS).lstrip() if given is None else given
     try:
         yield
     finally:
