@@ -7,7 +7,9 @@ it exits (Java's dynamic CDS, ``-XX:ArchiveClassesAtExit``). ``classArchive()`` 
 Java and PySpark and returns its path. A JVM given the archive (``-XX:SharedArchiveFile``)
 started a session in 10-13 s where it took 22 s without, at a load of 6-11 on 2 cores (three
 runs each, by turns), and tests/faults/test_interrupts.py's six scripts took 113 s where they
-took 189 s; a JVM of another Java or class path ignores it. Making it takes one script's run.
+took 189 s; a JVM of another Java or class path ignores it. Making it (a session, two small jobs
+and the JVM writing about 170 MB as it exits) took 154 s at a load of 11, once per virtual
+environment: a fresh clone's first run pays it, and its script JVMs then save about 10 s each.
 """
 
 import hashlib

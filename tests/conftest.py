@@ -189,7 +189,8 @@ def pytest_collection_finish(session):
     per Java and PySpark (tests.class_archive)."""
     from tests.class_archive import USE_OPTIONS, classArchive
 
-    if GIVEN_SUBMIT_OPTIONS is None and any(item.get_closest_marker("spark") for item in session.items):
+    runsSpark = any(item.get_closest_marker("spark") for item in session.items)
+    if GIVEN_SUBMIT_OPTIONS is None and runsSpark and not session.config.option.collectonly:
         archive = classArchive(SHORT_LIVED_OPTIONS, run)
         os.environ[SUBMIT_OPTIONS] = f"{SHORT_LIVED_OPTIONS} {USE_OPTIONS.format(archive)}"
 
