@@ -72,6 +72,12 @@ class TaskMetrics:
         self._stageCounts.append((vertexName, stageNames, counts))
         return counts
 
+    def discount(self, vertexName: str, markersIn: int, markersOut: int) -> None:
+        """Take back the watermark markers counted among the vertex's items in and out."""
+        for key, markers in ((("itemsIn", vertexName), markersIn), (("itemsOut", vertexName), markersOut)):
+            if markers:
+                self._counts[key] -= markers
+
     def countShuffled(self, sourceName: str, sourceOrdinal: int, items: int, pickledBytes: int) -> None:
         """Count a packet of ``items`` sent across the shuffle of the edge leaving vertex
         ``sourceName`` at ``sourceOrdinal``."""

@@ -8,23 +8,50 @@ it; a done queue no longer holds the minimum back. When every queue is idle or d
 watermark seen is forwarded, then the idle message.
 """
 
+import attrs
+
 from sparkjet.coredag.errors import ProcessorContractError
 from sparkjet.coredag.model.watermark import IDLE_MESSAGE, LONG_MAX, LONG_MIN, Watermark
 
 
+@attrs.frozen
+class CoalescerState:
+    """A coalescer's state as a small value, which a stream's processor carries from one
+    micro-batch to the next: each queue's last watermark (``LONG_MAX``: done) and idleness,
+    the last watermark forwarded and the top one seen, and the all-idle flags."""
+
+    queueWms: tuple[int, ...]
+    isIdle: tuple[bool, ...]
+    lastEmittedWm: int = LONG_MIN
+    topObservedWm: int = LONG_MIN
+    allInputsAreIdle: bool = False
+    idleMessagePending: bool = False
+
+
 class WatermarkCoalescer:
     """The watermark state of ``queueCount`` input queues; each ``observe...`` call returns the
-    watermark the processor is to observe now, or None."""
+    watermark the processor is to observe now, or None. It starts from ``state`` where given
+    (for as many queues), else having forwarded ``lastEmittedWm`` and nothing else."""
 
-    def __init__(self, queueCount: int) -> None:
+    def __init__(self, queueCount: int, state: CoalescerState | None = None, lastEmittedWm: int = LONG_MIN) -> None:
         if queueCount < 0:
             raise ValueError(f"queueCount must be >= 0, but is {queueCount}")
-        self._queueWms = [LONG_MIN] * queueCount
-        self._isIdle = [False] * queueCount
-        self._lastEmittedWm = LONG_MIN
-        self._topObservedWm = LONG_MIN
-        self._allInputsAreIdle = False
-        self._idleMessagePending = False
+        if state is None or len(state.queueWms) != queueCount:
+            state = CoalescerState((LONG_MIN,) * queueCount, (False,) * queueCount, lastEmittedWm)
+        self._queueWms, self._isIdle = list(state.queueWms), list(state.isIdle)
+        self._lastEmittedWm, self._topObservedWm = state.lastEmittedWm, state.topObservedWm
+        self._allInputsAreIdle, self._idleMessagePending = state.allInputsAreIdle, state.idleMessagePending
+
+    def state(self) -> CoalescerState:
+        """Return the coalescer's state as a value."""
+        return CoalescerState(
+            tuple(self._queueWms), tuple(self._isIdle), self._lastEmittedWm, self._topObservedWm,
+            self._allInputsAreIdle, self._idleMessagePending,
+        )
+
+    def isDone(self, queueIndex: int) -> bool:
+        """Return whether queue ``queueIndex`` ended."""
+        return self._queueWms[queueIndex] == LONG_MAX
 
     def observeWm(self, queueIndex: int, watermark: Watermark) -> Watermark | None:
         """Take ``watermark`` from queue ``queueIndex``; an older or equal one breaks the contract."""

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import attrs
 
 from sparkjet.coredag.model.watermark import LONG_MIN
+from sparkjet.coredag.model.watermark_coalescer import CoalescerState
 
 StateKey = tuple[str, int]
 """A vertex's name in the DAG and the index of one of its processors."""
@@ -17,7 +18,7 @@ class ProcessorState:
     """The state of processor ``index`` of a vertex at the end of a micro-batch: the files of its
     snapshot entries (a base and the deltas after it, under the checkpoint's state directory;
     none while it saved no entry), their ``size`` in bytes, the last watermark it emitted to each
-    outbound bucket and the last one it observed."""
+    outbound bucket, the last one it observed and its input queues' watermarks (``coalescer``)."""
 
     files: tuple[str, ...] = ()
     size: int = 0
@@ -26,6 +27,8 @@ class ProcessorState:
     savedBy: str = ""
     """The task that saved it: a processor kept alive in a Python worker is taken up again only
     by the task restoring what that processor saved."""
+    coalescer: CoalescerState | None = None
+    """Where each of its input queues' watermarks stood (None: no queue sends watermarks)."""
 
     def reachedWatermark(self) -> int:
         """Return the watermark the processor reached: the one it observed or, with no
@@ -64,7 +67,7 @@ def redistributed(byIndex: Mapping[int, ProcessorState], count: int, partitioner
     processors saved, as Jet restores a snapshot: ``BroadcastKey`` entries to every processor,
     any other entry to processor ``partitioner.getPartition(partitionKeyOf(key), count)``, where
     the vertex's partitioner sends that key's items. Each starts from the lowest watermarks the
-    saved processors had."""
+    saved processors had, its input queues' afresh."""
     saved = tuple(byIndex.values())
     buckets = max((len(state.emittedWatermarks) for state in saved), default=0)
     emitted = tuple(min(column) for column in zip(*(state.emittedTo(buckets) for state in saved)))

@@ -30,6 +30,7 @@ from sparkjet.coredag.runtime.state_store import StateStore
 from sparkjet.coredag.runtime.tasklet import TaskletSpec
 from sparkjet.coredag.runtime.terminal_outputs import terminalOutputOf
 from sparkjet.coredag.runtime.vertex_tasks import runVertex, selectOrdinal
+from sparkjet.coredag.runtime.watermarks import EdgeQueues
 
 MAX_CHAIN_LENGTH = 50
 """How many vertices of a chain of narrow edges run as one nested Python function: PySpark
@@ -54,7 +55,8 @@ class RddBuilder:
         self._persisted: list[RDD] = []
         self._chainLengths: dict[str, int] = {}
         self._stateStore = StateStore(microBatch.stateRoot, microBatch.batchId) if microBatch is not None else None
-        self._carriesWatermarks = any(getattr(v.processorSupplier, "emitsWatermarks", False) for v in dag.vertices())
+        self._coalescedGroups: dict[str, tuple[tuple[int, ...], ...]] = {}
+        self._carriers = watermarkCarriers(dag)
 
     def vertexRdd(self, name: str) -> RDD:
         """Return the RDD whose partition i is the output of processor i of vertex ``name`` (in a
@@ -98,7 +100,6 @@ class RddBuilder:
         supplier, count = self.dag.getVertex(name).processorSupplier, self.plan.vertex(name).parallelism
         inbound = sorted(self.dag.getInboundEdges(name), key=lambda e: (e.priorityNumber, e.destOrdinal))
         sparkSource = not inbound and _readsThroughSpark(supplier)
-        spec = self._taskletSpec(name, inbound, sparkSource)
         if sparkSource:
             parent, packed = self._sparkInput(supplier, count), False
         elif not inbound:
@@ -107,6 +108,7 @@ class RddBuilder:
             parent, packed = self._chainedInput(name, inbound[0]), False
         else:
             parent, packed = self._shuffledInputs(inbound), True
+        spec = self._taskletSpec(name, inbound, sparkSource)
         rdd = parent.mapPartitionsWithIndex(
             functools.partial(
                 runVertex, spec, self._crossingOf(name), packed, bool(inbound), self.counts, self.states
@@ -135,7 +137,8 @@ class RddBuilder:
             inboundPriorities=tuple(e.priorityNumber for e in inbound),
             inboundOrdering=inbound[0].ordering if len(inbound) == 1 else None,
             loop=planned.loop,
-            watermarks=self._carriesWatermarks,
+            watermarkQueues=tuple(self._edgeQueues(edge) for edge in inbound if edge.sourceName in self._carriers),
+            carriesWatermarks=name in self._carriers,
             hasOutboundEdges=bool(self.dag.getOutboundEdges(name)),
             dagVertexName=name,
             savesState=self.microBatch is not None and not self.microBatch.final and not self._isStatic(name),
@@ -146,6 +149,16 @@ class RddBuilder:
             stateStore=self._stateStore,
             keptAlive=not any(self._isStatic(edge.sourceName) for edge in inbound),
         )
+
+    def _edgeQueues(self, edge: Edge) -> EdgeQueues:
+        """Return which upstream processors of ``edge`` send watermarks to each downstream one:
+        all where it is shuffled or goes into one processor, else those Spark keeps in the task."""
+        upstream, downstream = self.plan.vertex(edge.sourceName).parallelism, self.plan.vertex(edge.destName).parallelism
+        exchange = self.plan.exchangeOf(edge)
+        if exchange is Exchange.SHUFFLED or downstream == 1:
+            return EdgeQueues(edge.destOrdinal, upstream)
+        groups = self._coalescedGroups[edge.destName] if exchange is Exchange.COALESCED else None
+        return EdgeQueues(edge.destOrdinal, upstream, groups or tuple((index,) for index in range(downstream)))
 
     def _restoredStates(self, name: str) -> dict | None:
         """Return what each of vertex ``name``'s processors restores: the state it saved in the
@@ -206,10 +219,14 @@ class RddBuilder:
     def _coalesced(self, items: RDD, edge: Edge, count: int) -> RDD:
         """Return ``items`` in ``count`` partitions, narrow: an isolated edge's grouped by Jet's
         rule (upstream i into ``i mod count``; into one, every rule is Spark's), any other's as
-        Spark groups neighbours."""
+        Spark groups neighbours; which upstream partitions each holds is noted for its watermarks."""
         if edge.routing is RoutingPolicy.ISOLATED and count > 1:
+            upstream = items.getNumPartitions()
+            self._coalescedGroups[edge.destName] = tuple(tuple(range(j, upstream, count)) for j in range(count))
             return coalescedByJetsRule(self.sc, items, count)
-        return items.coalesce(count)
+        coalesced = items.coalesce(count)
+        self._coalescedGroups[edge.destName] = _coalescedGroups(coalesced)
+        return coalesced
 
     def _shuffledInputs(self, inbound: list[Edge]) -> RDD:
         """One shuffle per priority group, so equal priorities interleave; groups in order."""
@@ -265,6 +282,28 @@ class RddBuilder:
         if exchange is Exchange.SHUFFLED:
             return False
         return exchange is Exchange.COALESCED or self._chainLengths.get(name, 1) + 1 > MAX_CHAIN_LENGTH
+
+
+def watermarkCarriers(dag: DAG) -> set[str]:
+    """Return the vertices whose output may hold watermarks: those whose processors insert them,
+    any processor not a standard one (it may emit its own: Jet needs no declaration), and every
+    vertex downstream of one (a standard processor forwards them)."""
+    carriers: set[str] = set()
+    for vertex in dag.topologicalOrder():
+        supplier = vertex.processorSupplier
+        if (
+            getattr(supplier, "emitsWatermarks", False)
+            or not isinstance(supplier, StandardProcessorSupplier)
+            or any(edge.sourceName in carriers for edge in dag.getInboundEdges(vertex.name))
+        ):
+            carriers.add(vertex.name)
+    return carriers
+
+
+def _coalescedGroups(rdd: RDD) -> tuple[tuple[int, ...], ...]:
+    """Return, for each partition of the coalesced ``rdd``, the parent partitions it reads, as
+    Spark grouped them (its ``CoalescedRDDPartition.parentsIndices``)."""
+    return tuple(tuple(int(index) for index in partition.parentsIndices()) for partition in rdd._jrdd.rdd().partitions())
 
 
 def _readsThroughSpark(supplier: object) -> bool:

@@ -20,12 +20,16 @@ def routeItems(
     """Yield ``(target, pickled packet)`` for the items of upstream processor ``index``; the
     packets are pickled here, so the bytes through the shuffle are counted exactly (into the
     accumulator ``counts``); an item that cannot be pickled fails naming the stage that
-    emitted it. With an ``ordinal``, items go as ``(ordinal, item)`` pairs."""
+    emitted it. With an ``ordinal``, items go as ``(ordinal, item)`` pairs. Watermark markers
+    go to every target in their places among the items: Spark's shuffle keeps the order of one
+    map task's records to one reduce partition (each map task writes a partition's records as
+    one block in the order given, and the reduce task reads a block whole), and so does each
+    target's run of packets here, so each downstream processor reads them in the order sent."""
     metrics = TaskMetrics()
     batches, crossing = _crossingOfRoute(route, ordinal, batches)
-    markers: list[WatermarkMarker] = []
+    markers = _Markers()
     items = (item for item in itertools.chain.from_iterable(batches) if not _keptMarker(item, markers))
-    pairs = itertools.chain(route.targets(index, items), _toEveryTarget(markers, route.downstreamCount))
+    pairs = _inPlace(route.targets(index, items), markers, route.downstreamCount)
     if ordinal is not None:
         pairs = ((target, (ordinal, item)) for target, item in pairs)
     pickled = functools.partial(pickledPacket, crossing=crossing)
@@ -37,22 +41,43 @@ def routeItems(
     except TRANSPORTED as error:
         raise TransportedError(error) from None
     # the markers' bytes crossed the shuffle, but they are not the edge's items
-    metrics.countShuffled(route.sourceName, route.sourceOrdinal, -len(markers) * route.downstreamCount, 0)
+    metrics.countShuffled(route.sourceName, route.sourceOrdinal, -markers.count * route.downstreamCount, 0)
     counts.add(metrics.total())
 
 
-def _keptMarker(item: object, markers: list) -> bool:
+def _keptMarker(item: object, markers: "_Markers") -> bool:
     """Keep ``item`` aside if it is a watermark marker; return whether it was."""
-    if isinstance(item, WatermarkMarker):
+    if type(item) is WatermarkMarker:
         markers.append(item)
         return True
     return False
 
 
-def _toEveryTarget(markers: list, downstreamCount: int) -> Iterator[tuple[int, object]]:
-    """Yield each marker to every downstream processor, whatever the routing (seed 003, rule 2);
-    read once the items are routed, so the markers are all there."""
-    for marker in markers:
+class _Markers(list):
+    """The markers read since the last routed item, and how many there were in all."""
+
+    count = 0
+
+    def append(self, marker: WatermarkMarker) -> None:
+        self.count += 1
+        super().append(marker)
+
+
+def _inPlace(routed: Iterator[tuple[int, object]], markers: _Markers, downstreamCount: int) -> Iterator:
+    """Yield the routed pairs with each marker to every downstream processor (seed 003, rule 2)
+    in its place: a router takes the next item once it has yielded the pairs of the one before,
+    so a marker read on the way to an item goes out before that item's pairs."""
+    for pair in routed:
+        if markers:
+            yield from _toEveryTarget(markers, downstreamCount)
+        yield pair
+    yield from _toEveryTarget(markers, downstreamCount)
+
+
+def _toEveryTarget(markers: _Markers, downstreamCount: int) -> Iterator[tuple[int, object]]:
+    """Yield each of ``markers`` to every downstream processor and forget them."""
+    while markers:
+        marker = markers.pop(0)
         for target in range(downstreamCount):
             yield target, marker
 

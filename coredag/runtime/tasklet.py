@@ -15,17 +15,15 @@ from sparkjet.coredag.api.processor import (
     restoreSnapshot,
 )
 from sparkjet.coredag.api.saves_changes import SavesChanges
-from sparkjet.coredag.api.standard import batched
+from sparkjet.coredag.api.standard import BatchFunction, batched
 from sparkjet.coredag.errors import ProcessorContractError, SparkjetError, UserFunctionError, shorten
 from sparkjet.coredag.model.edge import Ordering
 from sparkjet.coredag.model.metrics import TaskMetrics
-from sparkjet.coredag.model.watermark import IDLE_MESSAGE, Watermark
+from sparkjet.coredag.model.watermark import Watermark
 from sparkjet.coredag.runtime.physical_plan import Loop
 from sparkjet.coredag.runtime.watermarks import toEveryBucket
 
 MAX_CALLS_WITHOUT_PROGRESS = 100_000
-EndOfInput = Callable[[], tuple[Watermark | None, bool]]
-"""Gives the watermark a processor's input reached, and whether all of it is idle."""
 
 
 @attrs.frozen
@@ -50,8 +48,11 @@ class TaskletSpec:
     inboundPriorities: tuple[int, ...] = ()
     inboundOrdering: Ordering | None = None
     loop: Loop = Loop.COOPERATIVE
-    watermarks: bool = False
-    """The job carries watermarks: markers arrive after the input and leave after the output."""
+    watermarkQueues: tuple = ()
+    """The ``EdgeQueues`` of the inbound edges whose upstream processors may send watermarks."""
+    carriesWatermarks: bool = False
+    """The vertex's processors may emit watermarks (their own, or forwarded): its output
+    carries them as markers among its items."""
     hasOutboundEdges: bool = True
     dagVertexName: str = ""
     """The vertex's name in the DAG, which keys the state its processors save."""
@@ -115,14 +116,14 @@ class Snapshot:
 
 
 def runPartition(
-    spec: TaskletSpec, index: int, items: Iterator, endOfInput: EndOfInput | None = None,
-    snapshot: Snapshot | None = None, metrics: TaskMetrics | None = None,
+    spec: TaskletSpec, index: int, items: Iterator, snapshot: Snapshot | None = None,
+    metrics: TaskMetrics | None = None,
 ) -> Iterator:
     """Run processor ``index`` of the vertex over the partition's items.
 
     With several inbound edges ``items`` are ``(ordinal, item)`` pairs, the priority groups
     one after the other; with several buckets the output is ``(ordinal, item)`` pairs too.
-    ``endOfInput`` gives the watermark (and idleness) the input reached, once it is consumed.
+    A watermark to observe comes in its place among the items (``(None, watermark)`` among pairs).
     A processor counts the late events it dropped into ``metrics``, if given.
     """
     context = spec.context(index, metrics)
@@ -130,48 +131,82 @@ def runPartition(
         return spec.processorSupplier.fastPath(context)(items)
     if len(spec.inboundOrdinals) == 1:
         ordinal = spec.inboundOrdinals[0]
-        items = ((ordinal, item) for item in items)
-    output = runCooperatively(spec, context, items, endOfInput, snapshot)
+        items = ((None, item) if type(item) is Watermark else (ordinal, item) for item in items)
+    output = runCooperatively(spec, context, items, snapshot)
     if spec.bucketCount > 1:
         return output
     return (item for _, item in output)
 
 
 def runPartitionBatches(
-    spec: TaskletSpec, index: int, batches: Iterator[list], metrics: TaskMetrics | None = None,
-    endOfInput: EndOfInput | None = None, snapshot: Snapshot | None = None,
+    spec: TaskletSpec, index: int, batches: Iterator[list | Watermark], metrics: TaskMetrics | None = None,
+    snapshot: Snapshot | None = None,
 ) -> Iterator[list]:
-    """Run processor ``index`` over a partition given and returned as lists of items; the
-    input of an ordered edge is sorted first (its runs come sorted: Timsort merges them).
+    """Run processor ``index`` over a partition given and returned as lists of items, with the
+    watermarks to observe in their places between the input's lists; the input of an ordered
+    edge is sorted first (its runs come sorted: Timsort merges them; its watermarks follow it).
     A fused vertex counts its stages' items into ``metrics``, if given. A standard vertex
-    forwards the watermark ``endOfInput`` gives after its output, as Jet's processors do by default."""
+    forwards each watermark in its place, as Jet's processors do by default."""
     ordering = spec.inboundOrdering
     if ordering is not None:
-        items = itertools.chain.from_iterable(batches)
-        batches = batched(sorted(items, key=ordering.key, reverse=ordering.reverse), spec.queueSize)
+        elements = list(batches)
+        items = itertools.chain.from_iterable(element for element in elements if type(element) is not Watermark)
+        batches = itertools.chain(
+            batched(sorted(items, key=ordering.key, reverse=ordering.reverse), spec.queueSize),
+            (element for element in elements if type(element) is Watermark),
+        )
     if spec.usesFastPath():
-        output = spec.processorSupplier.batchFunction(spec.context(index, metrics))(batches)
-        return output if endOfInput is None else itertools.chain(output, _forwarded(endOfInput, spec.bucketCount))
-    return batched(runPartition(spec, index, itertools.chain.from_iterable(batches), endOfInput, snapshot, metrics))
+        run = spec.processorSupplier.batchFunction(spec.context(index, metrics))
+        return _inBand(run, batches, spec.bucketCount)
+    items = _flattened(batches, len(spec.inboundOrdinals) > 1)
+    return batched(runPartition(spec, index, items, snapshot, metrics))
 
 
-def _forwarded(endOfInput: EndOfInput, bucketCount: int) -> Iterator[list]:
-    """Yield the watermark (then the idle message) the input reached, once it is consumed."""
-    watermark, idle = endOfInput()
-    for reached in (watermark, IDLE_MESSAGE if idle else None):
-        if reached is not None:
-            yield toEveryBucket(reached, bucketCount)
+def _flattened(batches: Iterator[list | Watermark], tagged: bool) -> Iterator:
+    """Yield the items of ``batches`` and each watermark in its place (``(None, watermark)``
+    among ``tagged`` pairs)."""
+    for element in batches:
+        if type(element) is Watermark:
+            yield (None, element) if tagged else element
+        else:
+            yield from element
+
+
+def _inBand(run: BatchFunction, batches: Iterator[list | Watermark], bucketCount: int) -> Iterator[list]:
+    """Run the fast path ``run`` over the item lists of ``batches``, forwarding each watermark
+    in its place: ``run`` takes a list once it has yielded the output of the lists before, so
+    a watermark read before a list goes out before what ``run`` yields after taking it."""
+    pending: list[Watermark] = []
+
+    def itemBatches() -> Iterator[list]:
+        for element in batches:
+            if type(element) is Watermark:
+                pending.append(element)
+            else:
+                yield element
+
+    for output in run(itemBatches()):
+        yield from _drainedWatermarks(pending, bucketCount)
+        yield output
+    yield from _drainedWatermarks(pending, bucketCount)
+
+
+def _drainedWatermarks(pending: list[Watermark], bucketCount: int) -> Iterator[list]:
+    """Yield each watermark of ``pending`` to every bucket and empty it."""
+    while pending:
+        yield toEveryBucket(pending.pop(0), bucketCount)
 
 
 def runCooperatively(
-    spec: TaskletSpec, context: ProcessorContext, taggedItems: Iterable[tuple[int, object]],
-    endOfInput: EndOfInput | None = None, snapshot: Snapshot | None = None,
+    spec: TaskletSpec, context: ProcessorContext, taggedItems: Iterable[tuple[int | None, object]],
+    snapshot: Snapshot | None = None,
 ) -> Iterator[tuple[int, object]]:
     """Drive one processor through ``(ordinal, item)`` input; yield ``(ordinal, item)`` it emits.
 
     Inputs of one priority group may interleave; a group's edges complete before the next
-    group's first item is processed. Once the input is consumed, the processor gets the
-    watermark ``endOfInput`` gives (the idle message goes straight on, as in Jet). In a stream's
+    group's first item is processed. A ``(None, watermark)`` pair is a watermark the processor
+    observes there, once the items before it are processed (the idle message goes straight on,
+    as in Jet). In a stream's
     micro-batch it first restores the ``snapshot`` entries given and, where the previous
     micro-batch's snapshot was committed, finishes that commit (``snapshotCommitFinish(True)``,
     Jet's second phase); where it ``saves``, it ends by doing its idle work, saving its state and
@@ -203,6 +238,9 @@ def runCooperatively(
             yield from loop.repeat(lambda: processor.snapshotCommitFinish(True))
         current = 0
         for ordinal, item in taggedItems:
+            if ordinal is None:
+                yield from loop.observeWatermark(pending, item)
+                continue
             while groupOf[ordinal] > current:
                 yield from loop.completeGroup(groups[current], pending)
                 current += 1
@@ -211,8 +249,6 @@ def runCooperatively(
             if len(batch) >= spec.queueSize:
                 yield from loop.process(ordinal, batch)
                 pending[ordinal] = []
-        if endOfInput is not None:
-            yield from loop.observeEndOfInput(pending, endOfInput)
         if snapshot is not None and snapshot.saves:
             yield from loop.saveState(pending, snapshot.changesOnly and snapshot.givesChanges)
             snapshot.saved = tuple(outbox.drainSnapshotBucket())
@@ -253,14 +289,14 @@ class _CooperativeLoop:
             idleCalls = 0 if emitted or inbox.size() < before else idleCalls + 1
             self._checkProgress(idleCalls, "process()")
 
-    def observeEndOfInput(self, pending: dict[int, list], endOfInput: EndOfInput) -> Iterator:
-        """Process every pending batch, then give the processor the watermark the input reached."""
+    def observeWatermark(self, pending: dict[int, list], watermark: Watermark) -> Iterator:
+        """Process every pending batch, then give the processor ``watermark``; the idle message
+        goes straight on to every bucket, as Jet's tasklet forwards it."""
         yield from self.processPending(pending)
-        watermark, idle = endOfInput()
-        if watermark is not None:
+        if watermark.isIdle():
+            yield from ((ordinal, watermark) for ordinal in range(self._outbox.bucketCount()))
+        else:
             yield from self.repeat(lambda: self._processor.tryProcessWatermark(watermark))
-        if idle:
-            yield from ((ordinal, IDLE_MESSAGE) for ordinal in range(self._outbox.bucketCount()))
 
     def processPending(self, pending: dict[int, list]) -> Iterator:
         """Process every batch still pending in ``pending``."""

@@ -13,7 +13,7 @@ from sparkjet.coredag.runtime.processor_state import ProcessorState, RestoredSha
 from sparkjet.coredag.runtime.state_store import SavedEntries, SavedVersion, StateStore
 from sparkjet.coredag.runtime.tasklet import Snapshot, TaskletSpec, runPartitionBatches
 from sparkjet.coredag.runtime.transport import TRANSPORTED, TransportedError
-from sparkjet.coredag.runtime.watermarks import InputMarkers, OutputWatermarks
+from sparkjet.coredag.runtime.watermarks import InboundWatermarks, OutputWatermarks, queuesOf
 
 
 def selectOrdinal(ordinal: int, batches: Iterator[list]) -> Iterator[list]:
@@ -32,35 +32,36 @@ def runVertex(
     stage that emitted them where an item cannot be pickled (see ``namedBatches``). In a
     stream's micro-batch the processor takes up where it ended the previous one (kept alive in
     this worker, or restored from its state files), saves its state to the job's ``StateStore``
-    and adds where it saved it to ``states``."""
+    and adds where it saved it to ``states``. Watermarks come and go in-band (see ``watermarks``):
+    a processor that completes sends its done markers after its last item."""
     metrics = TaskMetrics()
     restored = spec.restoredStates.get(index) if spec.restoredStates else None
     start = restored.start if isinstance(restored, RestoredShare) else restored or ProcessorState()
     snapshot = _snapshot(spec, index, restored) if spec.savesState or restored is not None else None
     batches = (pickle.loads(packet) for _, packet in partition) if packed else partition
     batches = sliced(batches, spec.queueSize)
-    inputMarkers = outputWatermarks = None
-    if spec.watermarks:
-        inputMarkers = InputMarkers(
-            len(spec.inboundOrdinals) > 1, (spec.inboundOrdinals or (0,))[0], start.observedWatermark
-        )
-        batches = inputMarkers.items(batches)
     if countsInput:
         batches = metrics.countedInput(spec.vertexName, batches)
+    inbound = outbound = None
+    if spec.watermarkQueues:
+        queues = queuesOf(spec.watermarkQueues, index)
+        tagged = len(spec.inboundOrdinals) > 1
+        inbound = InboundWatermarks(queues, tagged, spec.inboundOrdinals[0], start.coalescer, start.observedWatermark)
+        batches = inbound.items(batches)
     try:
-        endOfInput = inputMarkers.coalesced if inputMarkers is not None and spec.inboundOrdinals else None
-        output = runPartitionBatches(spec, index, batches, metrics, endOfInput, snapshot)
-        if spec.watermarks:
-            outputWatermarks = OutputWatermarks(start.emittedTo(spec.bucketCount))
-            output = outputWatermarks.items(output)
+        output = runPartitionBatches(spec, index, batches, metrics, snapshot)
+        if spec.carriesWatermarks:
+            outbound = OutputWatermarks(index, start.emittedTo(spec.bucketCount), spec.hasOutboundEdges)
+            output = outbound.items(output)
         output = metrics.countedOutput(spec.vertexName, output)
-        if outputWatermarks is not None and spec.hasOutboundEdges:
-            output = itertools.chain(output, outputWatermarks.markers(index))
+        if outbound is not None and spec.hasOutboundEdges and not spec.savesState:
+            output = itertools.chain(output, outbound.done())
         yield from namedBatches(output, crossing)
         if spec.savesState:
-            saved = _savedState(spec, index, snapshot, inputMarkers, outputWatermarks)
+            saved = _savedState(spec, index, snapshot, inbound, outbound)
     except TRANSPORTED as error:
         raise TransportedError(error) from None
+    metrics.discount(spec.vertexName, *(part.markerCount if part is not None else 0 for part in (inbound, outbound)))
     counts.add(metrics.total())
     if spec.savesState:
         states.add({(spec.dagVertexName, index): saved})
@@ -116,7 +117,7 @@ def _snapshot(spec: TaskletSpec, index: int, restored) -> _RestoringSnapshot:
 
 def _savedState(
     spec: TaskletSpec, index: int, snapshot: _RestoringSnapshot,
-    inputMarkers: InputMarkers | None, outputWatermarks: OutputWatermarks | None,
+    inbound: InboundWatermarks | None, outbound: OutputWatermarks | None,
 ) -> ProcessorState:
     """Save what the processor hands to the next micro-batch: its snapshot entries to the state
     store (kept alive in this worker too) and, beside where they are, its watermarks."""
@@ -127,9 +128,10 @@ def _savedState(
     return ProcessorState(
         version.files,
         version.size,
-        outputWatermarks.emitted() if outputWatermarks is not None else (),
-        inputMarkers.observed if inputMarkers is not None else ProcessorState().observedWatermark,
+        outbound.emitted() if outbound is not None else (),
+        inbound.observed if inbound is not None else ProcessorState().observedWatermark,
         version.savedBy,
+        inbound.state() if inbound is not None else None,
     )
 
 

@@ -1,70 +1,109 @@
-"""Watermarks between a job's processors, by seed 003's rules, in the runtime's terms.
+"""Watermarks between a job's processors, carried in-band by seed 003's rules, in the runtime's terms.
 
-A processor's watermarks do not travel as items: the runtime keeps the last one each processor
-emits to each outbound edge, and after its last item sends a ``WatermarkMarker`` to every
-processor downstream, whatever the edge's routing (rule 2). A processor observes, once its input
-is consumed and before ``complete()``, the watermark every upstream processor has reached: the
-markers of all its input queues coalesced (rule 3, ``WatermarkCoalescer``), idle queues left out.
-Delaying a watermark to the end of a run is what Jet allows any edge to do; no event is made late
-by it. No pyspark here."""
+A processor's watermarks travel among its items, in the order it emitted them, each as a
+``WatermarkMarker`` naming the processor that sent it, which reaches every downstream processor
+whatever the edge's routing (rule 2); a processor that completes sends a done marker after its
+last item. A processor coalesces the markers of its input queues (one per upstream processor of
+each inbound edge) as it consumes its input, with a ``WatermarkCoalescer`` (rule 3: minimum over
+the queues, idle queues left out, a done queue no longer holding the others back), and observes
+a watermark where Jet's would: after the items that came before it on its queues. In a stream,
+the coalescer's state and the last watermark sent to each bucket go on to the next micro-batch.
+No pyspark here."""
 
-import operator
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 import attrs
 
-from sparkjet.coredag.model.watermark import IDLE_MESSAGE, LONG_MIN, Watermark
-from sparkjet.coredag.model.watermark_coalescer import WatermarkCoalescer
+from sparkjet.coredag.errors import ProcessorContractError
+from sparkjet.coredag.model.watermark import LONG_MIN, Watermark
+from sparkjet.coredag.model.watermark_coalescer import CoalescerState, WatermarkCoalescer
+
+WAKE, DONE = LONG_MIN, None
+"""A marker's ``timestamp`` where its queue sent an event after the idle message, or completed."""
 
 
 @attrs.frozen
 class WatermarkMarker:
-    """The last watermark upstream processor ``sourceIndex`` emitted to an edge (``LONG_MIN``:
-    none yet) and whether it then went ``idle``, sent after its items to every downstream
-    processor: a queue that reached a watermark, then turned idle, is both, in that order."""
+    """What upstream processor ``sourceIndex`` sent to an edge, in its place among its items: a
+    watermark's ``timestamp`` (``LONG_MAX``: the idle message), ``WAKE`` (an event after the idle
+    message: its queue is active again) or ``DONE`` (it completed)."""
 
     sourceIndex: int
-    timestamp: int
-    idle: bool = False
+    timestamp: int | None
+
+
+@attrs.frozen
+class EdgeQueues:
+    """The upstream processors of inbound edge ``ordinal`` that send watermarks to each processor:
+    all ``upstreamCount`` of them, or, where the edge keeps items in their Spark task, those of
+    ``groups[index]`` alone."""
+
+    ordinal: int
+    upstreamCount: int
+    groups: tuple[tuple[int, ...], ...] | None = None
+
+    def senders(self, index: int) -> Sequence[int]:
+        """Return the upstream processors whose watermarks processor ``index`` receives."""
+        return range(self.upstreamCount) if self.groups is None else self.groups[index]
+
+
+def queuesOf(edges: Iterable[EdgeQueues], index: int) -> list[tuple[int, int]]:
+    """Return the input queues of processor ``index``: ``(ordinal, upstream index)`` pairs."""
+    return [(edge.ordinal, sender) for edge in edges for sender in edge.senders(index)]
 
 
 class OutputWatermarks:
-    """Takes the watermarks out of a processor's output, keeping the last one of each outbound
-    bucket (from ``emitted`` on, in a stream's later micro-batches) and whether the idle message
-    followed it, and makes the markers that follow its last item."""
+    """Turns each watermark of processor ``index``'s output into a marker in its place, keeping
+    the last one sent to each outbound bucket (from ``emitted`` on, in a stream's later
+    micro-batches: one not above that, which a processor restored from its snapshot may send
+    again, is left out); after the idle message, the next item to a bucket wakes it. A vertex
+    without outbound edges (``sends`` False) sends no markers: its output loses its watermarks."""
 
-    def __init__(self, emitted: list[int]) -> None:
-        self._last = list(emitted)
+    def __init__(self, index: int, emitted: Sequence[int], sends: bool = True) -> None:
+        self._index, self._sends, self._floor, self._last = index, sends, tuple(emitted), list(emitted)
+        self._several = len(self._last) > 1
         self._idle = [False] * len(self._last)
+        self.markerCount = 0
+        """How many markers the output holds: they are not its items."""
 
     def emitted(self) -> tuple[int, ...]:
-        """Return the last watermark emitted to each bucket so far."""
+        """Return the last watermark sent to each bucket so far."""
         return tuple(self._last)
 
     def items(self, batches: Iterable[list]) -> Iterator[list]:
-        """Yield the output batches without their watermarks."""
+        """Yield the output batches with their watermarks made markers."""
         for batch in batches:
-            kept = [item for item in batch if not self._isWatermark(item)]
-            if kept:
-                yield kept
+            marked = []
+            for item in batch:
+                ordinal, value = item if self._several else (0, item)
+                if isinstance(value, Watermark):
+                    marker = self._marker(ordinal, value)
+                    if marker is not None and self._sends:
+                        self._append(marked, ordinal, marker)
+                    continue
+                if self._idle[ordinal] and self._sends:
+                    self._idle[ordinal] = False
+                    self._append(marked, ordinal, WatermarkMarker(self._index, WAKE))
+                marked.append(item)
+            if marked:
+                yield marked
 
-    def markers(self, index: int) -> Iterator[list]:
-        """Yield the batch of processor ``index``'s markers, one per bucket (``(ordinal, marker)``
-        pairs where there are several), once its output is consumed."""
-        markers = [WatermarkMarker(index, timestamp, idle) for timestamp, idle in zip(self._last, self._idle)]
-        yield markers if len(markers) == 1 else list(enumerate(markers))
+    def _append(self, marked: list, ordinal: int, marker: WatermarkMarker) -> None:
+        self.markerCount += 1
+        marked.append((ordinal, marker) if self._several else marker)
 
-    def _isWatermark(self, item: object) -> bool:
-        several = len(self._last) > 1
-        watermark = item[1] if several and isinstance(item, tuple) else item
-        if not isinstance(watermark, Watermark):
-            return False
-        for ordinal in (item[0],) if several else (0,):
-            if watermark.isIdle():
-                self._idle[ordinal] = True
-            else:
-                self._last[ordinal], self._idle[ordinal] = watermark.timestamp, False
-        return True
+    def _marker(self, ordinal: int, watermark: Watermark) -> WatermarkMarker | None:
+        self._idle[ordinal] = watermark.isIdle()
+        if not watermark.isIdle():
+            if watermark.timestamp <= self._floor[ordinal]:
+                return None
+            self._last[ordinal] = watermark.timestamp
+        return WatermarkMarker(self._index, watermark.timestamp)
+
+    def done(self) -> Iterator[list]:
+        """Yield the batch of done markers, one per bucket, that follows a completed processor's output."""
+        marker = WatermarkMarker(self._index, DONE)
+        yield [(ordinal, marker) for ordinal in range(len(self._last))] if self._several else [marker]
 
 
 def toEveryBucket(watermark: Watermark, bucketCount: int) -> list:
@@ -72,47 +111,68 @@ def toEveryBucket(watermark: Watermark, bucketCount: int) -> list:
     return [watermark] if bucketCount == 1 else [(ordinal, watermark) for ordinal in range(bucketCount)]
 
 
-class InputMarkers:
-    """Takes the markers out of a processor's input and coalesces them once it is consumed;
-    a watermark not above ``observed`` (the last one the processor observed) is not given again."""
+class InboundWatermarks:
+    """Takes the markers out of a processor's input and coalesces them per queue (``queues``:
+    ``(ordinal, upstream index)`` pairs; ``tagged``: the items are ``(ordinal, item)`` pairs,
+    else all of edge ``ordinal``), starting from ``state`` (else having observed ``observed``).
+    The input then yields each watermark the processor is to observe in its place, between its
+    item batches; the idle message where every queue is idle."""
 
-    def __init__(self, tagged: bool, ordinal: int, observed: int = LONG_MIN) -> None:
+    def __init__(
+        self, queues: Sequence[tuple[int, int]], tagged: bool, ordinal: int,
+        state: CoalescerState | None = None, observed: int = LONG_MIN,
+    ) -> None:
+        self._queueOf = {queue: number for number, queue in enumerate(queues)}
         self._tagged, self._ordinal = tagged, ordinal
-        self._markers: dict[tuple[int, int], WatermarkMarker] = {}
-        self.observed = observed
+        self._coalescer = WatermarkCoalescer(len(queues), state, observed)
+        self.markerCount = 0
+        """How many markers the input held: they are not its items."""
 
-    def items(self, batches: Iterable[list]) -> Iterator[list]:
-        """Yield the input batches without their markers, recording those."""
+    def state(self) -> CoalescerState:
+        """Return the coalescer's state, for the next micro-batch."""
+        return self._coalescer.state()
+
+    @property
+    def observed(self) -> int:
+        """Return the last watermark the processor observed (``LONG_MIN``: none yet)."""
+        return self._coalescer.coalescedWm()
+
+    def items(self, batches: Iterable[list]) -> Iterator[list | Watermark]:
+        """Yield the input's item batches, and in their places the watermarks to observe."""
+        tagged = self._tagged
         for batch in batches:
-            kept = [item for item in batch if not self._isMarker(item)]
-            if kept:
-                yield kept
+            start = 0
+            for position, item in enumerate(batch):
+                if type(item[1] if tagged else item) is not WatermarkMarker:
+                    continue
+                if position > start:
+                    yield batch[start:position]
+                start = position + 1
+                yield from self._observed(*(item if tagged else (self._ordinal, item)))
+            if start == 0:
+                yield batch
+            elif start < len(batch):
+                yield batch[start:]
 
-    def _isMarker(self, item: object) -> bool:
-        ordinal, marker = item if self._tagged else (self._ordinal, item)
-        if not isinstance(marker, WatermarkMarker):
-            return False
-        self._markers[(ordinal, marker.sourceIndex)] = marker
-        return True
-
-    def coalesced(self) -> tuple[Watermark | None, bool]:
-        """Return the watermark every input queue has reached (None if some queue has none yet),
-        and whether every queue is idle (the idle message goes on, as Jet's tasklet forwards it).
-        Each queue's last watermark is observed first, lowest first, then the idle messages."""
-        markers = sorted(self._markers.values(), key=operator.attrgetter("timestamp"))
-        coalescer, reached, idle = WatermarkCoalescer(len(markers)), None, False
-        observed = [
-            coalescer.observeWm(queue, Watermark(marker.timestamp))
-            for queue, marker in enumerate(markers)
-            if marker.timestamp != LONG_MIN  # a queue without a watermark holds the others back
-        ]
-        observed += [coalescer.observeWm(queue, IDLE_MESSAGE) for queue, marker in enumerate(markers) if marker.idle]
-        for watermark in [*observed, coalescer.checkWmHistory()]:
-            if watermark is not None and watermark.isIdle():
-                idle = True
-            elif watermark is not None and watermark.timestamp > self.observed:
-                reached = watermark
-        if reached is not None:
-            self.observed = reached.timestamp
-        return reached, idle
-
+    def _observed(self, ordinal: int, marker: WatermarkMarker) -> Iterator[Watermark]:
+        """Yield what the processor observes now that ``marker`` arrived on edge ``ordinal``."""
+        self.markerCount += 1
+        queue = self._queueOf.get((ordinal, marker.sourceIndex))
+        if queue is None:
+            raise ProcessorContractError(
+                f"A watermark from processor {marker.sourceIndex} of inbound edge {ordinal} reached a processor "
+                f"that does not count it among its {len(self._queueOf)} input queues"
+            )
+        coalescer = self._coalescer
+        if coalescer.isDone(queue):
+            return  # the output of a vertex no stream reaches, read again in a later micro-batch
+        if marker.timestamp == WAKE:
+            coalescer.observeEvent(queue)
+            return
+        if marker.timestamp is DONE:
+            forwarded = coalescer.queueDone(queue)
+        else:
+            forwarded = coalescer.observeWm(queue, Watermark(marker.timestamp))
+        for watermark in (forwarded, coalescer.checkWmHistory()):
+            if watermark is not None:
+                yield watermark

@@ -1,87 +1,124 @@
-"""The runtime's watermark transport: markers after a processor's output, to every target of a
-shuffle, coalesced by seed 003's rules at the end of a processor's input."""
+"""The runtime's watermark transport: markers in their places among a processor's output, to
+every target of a shuffle, coalesced per input queue by seed 003's rules as the input is consumed."""
 
 import pickle
 
-from sparkjet.coredag.model.watermark import IDLE_MESSAGE, LONG_MIN, Watermark
+import pytest
+
+from sparkjet.coredag import ProcessorContractError
+from sparkjet.coredag.model.watermark import IDLE_MESSAGE, LONG_MAX, LONG_MIN, Watermark
 from sparkjet.coredag.runtime.shuffling import routeItems
-from sparkjet.coredag.runtime.watermarks import InputMarkers, OutputWatermarks, WatermarkMarker
+from sparkjet.coredag.runtime.watermarks import (
+    DONE,
+    WAKE,
+    EdgeQueues,
+    InboundWatermarks,
+    OutputWatermarks,
+    WatermarkMarker,
+    queuesOf,
+)
 from tests.coredag.test_routing_pure import Accumulated, keyOf, routeOf
 
-
-def markersOf(*timestamps, ordinal=None):
-    pairs = [WatermarkMarker(index, ts) for index, ts in enumerate(timestamps)]
-    return [pairs] if ordinal is None else [[(ordinal, marker) for marker in pairs]]
+M = WatermarkMarker
 
 
-def reached(batches, tagged=False):
-    markers = InputMarkers(tagged, 0)
-    items = [item for batch in markers.items(batches) for item in batch]
-    return items, markers.coalesced()
+def consumed(inbound, batches):
+    return list(inbound.items(batches))
 
 
-def test_the_input_observes_the_minimum_of_its_queues():
-    items, (watermark, idle) = reached([[1, 2], *markersOf(30, 10, 20)])
-    assert items == [1, 2] and watermark == Watermark(10) and not idle
+def test_a_watermark_leaves_as_a_marker_in_its_place():
+    output = OutputWatermarks(2, [LONG_MIN])
+    assert list(output.items([[1, Watermark(5), 2], [Watermark(6)]])) == [[1, M(2, 5), 2], [M(2, 6)]]
+    assert output.emitted() == (6,) and output.markerCount == 2
 
 
-def test_a_queue_without_a_watermark_holds_the_others_back():
-    assert reached(markersOf(30, LONG_MIN))[1] == (None, False)
+def test_each_bucket_keeps_its_last_watermark_and_a_later_micro_batch_sends_none_it_sent_before():
+    output = OutputWatermarks(0, [7, 4])
+    batches = [[(0, Watermark(7)), (0, "x"), (1, Watermark(9))], [(1, "y")]]
+    assert list(output.items(batches)) == [[(0, "x"), (1, M(0, 9))], [(1, "y")]]
+    assert output.emitted() == (7, 9)
+
+
+def test_an_item_after_the_idle_message_wakes_its_queue():
+    output = OutputWatermarks(1, [LONG_MIN])
+    assert list(output.items([[Watermark(3), IDLE_MESSAGE, "a", "b"]])) == [[M(1, 3), M(1, LONG_MAX), M(1, WAKE), "a", "b"]]
+    assert output.emitted() == (3,)
+
+
+def test_a_completed_processor_sends_done_to_every_bucket_and_a_sink_sends_nothing():
+    assert list(OutputWatermarks(3, [LONG_MIN, LONG_MIN]).done()) == [[(0, M(3, DONE)), (1, M(3, DONE))]]
+    sink = OutputWatermarks(0, [LONG_MIN], sends=False)
+    assert list(sink.items([["a", Watermark(1), IDLE_MESSAGE, "b"]])) == [["a", "b"]] and sink.markerCount == 0
+
+
+def twoQueues(**kwargs):
+    return InboundWatermarks([(0, 0), (0, 1)], False, 0, **kwargs)
+
+
+def test_the_processor_observes_the_minimum_where_the_last_queue_reaches_it():
+    inbound = twoQueues()
+    batches = [["a", M(0, 10), "b", M(1, 20), "c"], [M(0, 30), "d"]]
+    assert consumed(inbound, batches) == [["a"], ["b"], Watermark(10), ["c"], Watermark(20), ["d"]]
+    assert inbound.observed == 20 and inbound.markerCount == 3
+
+
+def test_a_queue_without_a_watermark_holds_the_others_back_until_it_is_done():
+    inbound = twoQueues()
+    assert consumed(inbound, [[M(0, 30), "a"], [M(1, DONE), "b"]]) == [["a"], Watermark(30), ["b"]]
 
 
 def test_idle_queues_are_left_out_and_all_idle_goes_on():
-    assert reached([[WatermarkMarker(0, 30), WatermarkMarker(1, LONG_MIN, idle=True)]])[1] == (Watermark(30), False)
-    assert reached([[WatermarkMarker(0, LONG_MIN, idle=True)] * 2])[1] == (None, True)
+    assert consumed(twoQueues(), [[M(0, LONG_MAX), M(1, 30)]]) == [Watermark(30)]
+    assert consumed(twoQueues(), [[M(0, LONG_MAX), M(1, LONG_MAX)]]) == [IDLE_MESSAGE]
 
 
-def test_a_queue_that_reached_a_watermark_then_went_idle_forwards_it_before_the_idle_message():
-    # Jet's coalescer saw 500, then the other queue idle (500 goes on), then this one idle
-    markers = [[WatermarkMarker(0, 500, idle=True), WatermarkMarker(1, LONG_MIN, idle=True)]]
-    assert reached(markers)[1] == (Watermark(500), True)
+def test_a_woken_queue_holds_the_others_back_again():
+    inbound = twoQueues()
+    assert consumed(inbound, [[M(0, LONG_MAX), M(1, 30), M(0, WAKE), M(1, 40), M(0, 35)]]) == [
+        Watermark(30),
+        Watermark(35),
+    ]
 
 
-def test_the_output_remembers_the_watermark_before_the_idle_message():
-    watermarks = OutputWatermarks([LONG_MIN])
-    list(watermarks.items([[Watermark(500), IDLE_MESSAGE]]))
-    assert list(watermarks.markers(2)) == [[WatermarkMarker(2, 500, idle=True)]]
-    assert watermarks.emitted() == (500,)
+def test_the_queues_carry_over_to_the_next_micro_batch():
+    first = twoQueues()
+    assert consumed(first, [[M(0, 40), M(1, 50)]]) == [Watermark(40)]
+    following = twoQueues(state=first.state())
+    assert consumed(following, [[M(0, 45)]]) == [Watermark(45)] and following.observed == 45
+
+
+def test_a_coalescer_started_afresh_forwards_nothing_observed_before():
+    inbound = twoQueues(observed=40)
+    assert consumed(inbound, [[M(0, 40), M(1, 50), M(0, 45)]]) == [Watermark(45)]
+
+
+def test_a_done_queue_read_again_is_left_alone():
+    first = twoQueues()
+    consumed(first, [[M(0, 5), M(0, DONE)]])
+    assert consumed(twoQueues(state=first.state()), [[M(0, 5), M(0, DONE), M(1, 7)]]) == [Watermark(7)]
 
 
 def test_tagged_inputs_are_queues_per_ordinal_and_sender():
-    batches = [[(0, "a")], *markersOf(50, 40, ordinal=0), *markersOf(45, ordinal=1)]
-    items, (watermark, _) = reached(batches, tagged=True)
-    assert items == [(0, "a")] and watermark == Watermark(40)
+    queues = queuesOf([EdgeQueues(0, 2), EdgeQueues(1, 3, ((0,), (1, 2)))], 1)
+    assert queues == [(0, 0), (0, 1), (1, 1), (1, 2)]
+    inbound = InboundWatermarks(queues, True, 0)
+    batches = [[(0, "a"), (0, M(0, 50)), (0, M(1, 40)), (1, M(1, 45))], [(1, M(2, 60)), (1, "b")]]
+    assert consumed(inbound, batches) == [[(0, "a")], Watermark(40), [(1, "b")]]
 
 
-def test_no_input_queues_observe_nothing():
-    assert reached([[1]])[1] == (None, False)
+def test_a_marker_from_no_queue_of_the_processor_fails_naming_it():
+    with pytest.raises(ProcessorContractError, match="processor 5 of inbound edge 0"):
+        consumed(twoQueues(), [[M(5, 1)]])
 
 
-def test_the_output_keeps_the_last_watermark_of_each_bucket():
-    watermarks = OutputWatermarks([LONG_MIN, LONG_MIN])
-    batches = [[(0, "x"), (0, Watermark(3)), (1, Watermark(4))], [(0, Watermark(7)), (1, "y")]]
-    assert [item for batch in watermarks.items(batches) for item in batch] == [(0, "x"), (1, "y")]
-    assert list(watermarks.markers(5)) == [[(0, WatermarkMarker(5, 7)), (1, WatermarkMarker(5, 4))]]
-    single = OutputWatermarks([LONG_MIN])
-    assert list(single.items([[Watermark(1)]])) == [] and list(single.markers(0)) == [[WatermarkMarker(0, 1)]]
-
-
-def test_a_later_micro_batch_starts_from_the_watermarks_emitted_before():
-    watermarks = OutputWatermarks([7, 4])
-    assert list(watermarks.items([[(1, Watermark(9))]])) == [] and watermarks.emitted() == (7, 9)
-
-
-def test_a_watermark_observed_in_an_earlier_micro_batch_is_not_observed_again():
-    markers = InputMarkers(False, 0, observed=40)
-    list(markers.items([[WatermarkMarker(0, 40), WatermarkMarker(1, 50)]]))
-    assert markers.coalesced() == (None, False)
-    list(markers.items([[WatermarkMarker(0, 45)]]))
-    assert markers.coalesced() == (Watermark(45), False) and markers.observed == 45
-
-
-def test_a_shuffle_sends_every_marker_to_every_target_whatever_the_routing():
+def test_a_shuffle_sends_every_marker_to_every_target_in_its_place():
     route = routeOf(lambda e: e.partitioned(keyOf), 1, 3)
-    sent = list(routeItems(route, None, 1 << 16, Accumulated(), 0, iter([list(range(9)), [WatermarkMarker(0, 42)]])))
-    received = [(target, item) for target, data in sent for item in pickle.loads(data)]
-    assert sorted(target for target, item in received if item == WatermarkMarker(0, 42)) == [0, 1, 2]
-    assert sorted(item for _, item in received if not isinstance(item, WatermarkMarker)) == list(range(9))
+    batches = iter([list(range(9)), [M(0, 42)], list(range(9, 18))])
+    sent = list(routeItems(route, None, 1 << 16, Accumulated(), 0, batches))
+    byTarget = {target: [] for target in range(3)}
+    for target, data in sent:
+        byTarget[target] += pickle.loads(data)
+    for received in byTarget.values():
+        at = received.index(M(0, 42))
+        assert all(item < 9 for item in received[:at]) and all(item >= 9 for item in received[at + 1 :])
+    assert sorted(item for items in byTarget.values() for item in items if type(item) is int) == list(range(18))
