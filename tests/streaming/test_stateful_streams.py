@@ -23,20 +23,19 @@ BURSTS = {0: "aab", 1000: "aca", 2000: "bab"}
 EVENTS = [(start + offset, key) for start, keys in BURSTS.items() for offset, key in enumerate(keys)]
 
 
-def countsWithEviction(events, burstSize: int, ttl: int) -> Counter:
-    """A running count per key that ``ttl`` ends, as sparkjet computes it: a micro-batch's
-    watermark (its top time, no lag) reaches the processors at its end; the end of the stream
-    evicts every key. Evictions emit ``("evicted", key, count)``."""
-    outputs, counts, touched, top = Counter(), {}, {}, None
-    for start in range(0, len(events), burstSize):
-        for time, key in events[start : start + burstSize]:
-            counts[key] = counts.get(key, 0) + 1
-            touched[key] = time
-            outputs[key, counts[key]] += 1
-            top = time if top is None else max(top, time)
-        for key in [key for key, time in touched.items() if time < top - ttl]:
-            outputs["evicted", key, counts.pop(key)] += 1
-            del touched[key]
+def countsWithEviction(events, ttl: int) -> Counter:
+    """A running count per key that ``ttl`` ends, as Jet computes it: the watermark (the top
+    time so far, no lag) reaches the processor before the event that advances it, wherever the
+    micro-batches fall; the end of the stream evicts every key. Evictions emit
+    ``("evicted", key, count)``."""
+    outputs, counts, touched = Counter(), {}, {}
+    for time, key in events:
+        for stale in [stale for stale, touchedAt in touched.items() if touchedAt < time - ttl]:
+            outputs["evicted", stale, counts.pop(stale)] += 1
+            del touched[stale]
+        counts[key] = counts.get(key, 0) + 1
+        touched[key] = time
+        outputs[key, counts[key]] += 1
     outputs.update(("evicted", key, count) for key, count in counts.items())
     return outputs
 
@@ -70,7 +69,7 @@ def test_keyed_states_live_across_micro_batches_until_their_ttl(jet, parallelism
       .groupingKey(itemKey).mapStateful(TTL, newCounter, counting, evicted).setLocalParallelism(parallelism)
       .writeTo(Sinks.list(f"ttl-{parallelism}")))
     jet.newJob(p).join()
-    assert Counter(jet.getList(f"ttl-{parallelism}")) == countsWithEviction(EVENTS, 3, TTL)
+    assert Counter(jet.getList(f"ttl-{parallelism}")) == countsWithEviction(EVENTS, TTL)
 
 
 def test_rolling_aggregate_of_a_stream_runs_on_across_micro_batches(jet):
