@@ -10,6 +10,7 @@ a watermark where Jet's would: after the items that came before it on its queues
 the coalescer's state and the last watermark sent to each bucket go on to the next micro-batch.
 No pyspark here."""
 
+import operator
 from collections.abc import Iterable, Iterator, Sequence
 
 import attrs
@@ -71,8 +72,12 @@ class OutputWatermarks:
         return tuple(self._last)
 
     def items(self, batches: Iterable[list]) -> Iterator[list]:
-        """Yield the output batches with their watermarks made markers."""
+        """Yield the output batches with their watermarks made markers (a batch without one,
+        to no idle bucket, as it is)."""
         for batch in batches:
+            if not any(self._idle) and not _holds(batch, Watermark, self._several):
+                yield batch
+                continue
             marked = []
             for item in batch:
                 ordinal, value = item if self._several else (0, item)
@@ -141,6 +146,9 @@ class InboundWatermarks:
         """Yield the input's item batches, and in their places the watermarks to observe."""
         tagged = self._tagged
         for batch in batches:
+            if not _holds(batch, WatermarkMarker, tagged):
+                yield batch
+                continue
             start = 0
             for position, item in enumerate(batch):
                 if type(item[1] if tagged else item) is not WatermarkMarker:
@@ -176,3 +184,10 @@ class InboundWatermarks:
         for watermark in (forwarded, coalescer.checkWmHistory()):
             if watermark is not None:
                 yield watermark
+
+
+def _holds(batch: list, kind: type, tagged: bool) -> bool:
+    """Return whether ``batch`` (of ``(ordinal, item)`` pairs where ``tagged``) holds a ``kind``:
+    its items' types are gathered at C speed, the common batch holding none."""
+    types = set(map(type, map(operator.itemgetter(1), batch) if tagged else batch))
+    return any(issubclass(itemType, kind) for itemType in types)
