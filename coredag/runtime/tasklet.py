@@ -219,7 +219,7 @@ def runCooperatively(
     processor, outbox = live if live is not None else _newProcessor(spec)
     if snapshot is not None:
         snapshot.givesChanges = isinstance(processor, SavesChanges)
-    loop = _CooperativeLoop(processor, outbox, context.vertexName)
+    loop = _CooperativeLoop(processor, outbox, context.vertexName, inputWaited=snapshot is not None)
     groups = spec.priorityGroups()
     groupOf = {ordinal: number for number, group in enumerate(groups) for ordinal in group}
     pending: dict[int, list] = {ordinal: [] for ordinal in spec.inboundOrdinals}
@@ -271,17 +271,25 @@ def _newProcessor(spec: TaskletSpec) -> tuple[Processor, Outbox]:
 
 
 class _CooperativeLoop:
-    """Calls a processor until it makes progress, draining its outbox after every call."""
+    """Calls a processor until it makes progress, draining its outbox after every call. The
+    idle hook comes before each input batch, as Jet's tasklet calls ``tryProcess()`` whenever
+    its inbox is empty, but the first where the input ``inputWaited`` (a stream's micro-batch):
+    the time since the previous micro-batch was no time without input, so an ``add-timestamps``
+    takes the events that waited before its partition's idle timeout is looked at, as Jet's
+    source finds them when it polls."""
 
-    def __init__(self, processor: Processor, outbox: Outbox, vertexName: str) -> None:
+    def __init__(self, processor: Processor, outbox: Outbox, vertexName: str, inputWaited: bool = False) -> None:
         self._processor, self._outbox, self._vertexName = processor, outbox, vertexName
+        self._idleHookDue = not inputWaited
 
     def process(self, ordinal: int, batch: list) -> Iterator:
         """Present ``batch`` in the inbox of ``ordinal`` until the processor has taken it all."""
         inbox = Inbox(batch)
         idleCalls = 0
         while not inbox.isEmpty():
-            yield from self.repeat(lambda: callIdleHook(self._processor))
+            if self._idleHookDue:
+                yield from self.repeat(lambda: callIdleHook(self._processor))
+            self._idleHookDue = True
             before = inbox.size()
             self._guarded(lambda: self._processor.process(ordinal, inbox), inbox.peek)
             emitted = not self._outbox.isEmpty()
