@@ -462,7 +462,9 @@ class ItemStreamP(StreamSourceP):
 @attrs.frozen
 class FiniteStreamP(StreamSourceP):
     """The given ``(timestamp, item)`` events, ``itemsPerBatch`` per micro-batch, then the end of
-    the stream: written to files in the source's work directory, read one file per micro-batch."""
+    the stream: written to files in the source's work directory, read one file per micro-batch
+    (or several, where a restarted query takes the file a killed run had listed with the next),
+    in order."""
 
     events: tuple[tuple[int, object], ...]
     itemsPerBatch: int
@@ -471,7 +473,8 @@ class FiniteStreamP(StreamSourceP):
 
     def streamingRows(self, spark, workDirectory: str):
         """Write the events, a file per micro-batch (once: a restarted job reads the same files
-        again); return Spark's stream of those files."""
+        again), each line its event's number and the pickled event; return Spark's stream of
+        those files."""
         os.makedirs(workDirectory, exist_ok=True)
         start = int(time.time())
         for number, first in enumerate(range(0, len(self.events), self.itemsPerBatch)):
@@ -479,12 +482,20 @@ class FiniteStreamP(StreamSourceP):
             if os.path.exists(path):
                 continue
             with open(path, "w", encoding="ascii") as file:
-                for event in self.events[first : first + self.itemsPerBatch]:
-                    file.write(base64.b64encode(pickle.dumps(event)).decode("ascii") + "\n")
+                for number, event in enumerate(self.events[first : first + self.itemsPerBatch], first):
+                    file.write(f"{number} {base64.b64encode(pickle.dumps(event)).decode('ascii')}\n")
             modified = start + number * FINITE_STREAM_SECONDS_APART
             os.utime(path, (modified, modified))
-        lines = spark.readStream.option("maxFilesPerTrigger", 1).text(workDirectory)
-        return self.streamRows(lines, text="value")
+        return self.eventRows(spark.readStream.option("maxFilesPerTrigger", 1).text(workDirectory))
+
+    def eventRows(self, lines):
+        """Return the rows of the files' ``lines``: the pickled event, its number the sequence."""
+        return self.streamRows(lines, text="substring_index(value, ' ', -1)", sequence="substring_index(value, ' ', 1)")
+
+    def microBatchRows(self, rows):
+        """Return the micro-batch's events in their order: Spark gives several files' rows in
+        an order of its own, and a later event before an earlier one makes that one late."""
+        return super().microBatchRows(rows).orderBy("sequence")
 
     def rowConverter(self) -> PickledEvents:
         """Return the items of the pickled events."""
