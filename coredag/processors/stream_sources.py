@@ -482,8 +482,8 @@ class FiniteStreamP(StreamSourceP):
             if os.path.exists(path):
                 continue
             with open(path, "w", encoding="ascii") as file:
-                for number, event in enumerate(self.events[first : first + self.itemsPerBatch], first):
-                    file.write(f"{number} {base64.b64encode(pickle.dumps(event)).decode('ascii')}\n")
+                for sequence, event in enumerate(self.events[first : first + self.itemsPerBatch], first):
+                    file.write(f"{sequence} {base64.b64encode(pickle.dumps(event)).decode('ascii')}\n")
             modified = start + number * FINITE_STREAM_SECONDS_APART
             os.utime(path, (modified, modified))
         return self.eventRows(spark.readStream.option("maxFilesPerTrigger", 1).text(workDirectory))
