@@ -229,6 +229,10 @@ class DagBuilder:
             edge = rebalanced(self.edgeFrom(upstream).to(vertex, destOrdinal), transform)
             self.addEdge(customize(edge))
 
+    def upstreamParallelism(self, index: int) -> int:
+        """Return the parallelism of the vertex stage ``index``'s first input comes from, as planned."""
+        return self._exits[self.graph.upstream[index][0]].localParallelism
+
     def orderKept(self, index: int, localParallelism: int) -> tuple[int, EdgeCustomizer]:
         """Return the parallelism and the input edges of unkeyed stateless stage ``index``: where
         the pipeline preserves order, as Jet's planner gives them, its upstream's parallelism
@@ -488,8 +492,7 @@ def lowerTimestamps(transform: TimestampTransform, builder: DagBuilder, index: i
     JetEvent (its timestamp and the item)."""
     stride = watermarkStride(builder.graph)
     policy = EventTimePolicy(transform.timestampFn, limitingLag(transform.allowedLag), stride, 0, 0, wrapFn=jetEvent)
-    upstream = builder.graph.transforms[builder.graph.upstream[index][0]]
-    parallelism = transform.localParallelism if transform.localParallelism > 0 else upstream.localParallelism
+    parallelism = transform.localParallelism if transform.localParallelism > 0 else builder.upstreamParallelism(index)
     vertex = builder.addVertex(transform.name, InsertWatermarksP(policy), parallelism)
     builder.addEdges(index, vertex, lambda e: e.isolated())
     builder.setExit(index, vertex)

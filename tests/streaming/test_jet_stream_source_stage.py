@@ -74,21 +74,13 @@ class WatermarkCollector(AbstractProcessor):
         return self.tryEmit(watermark.timestamp)
 
 
-PLANNED_APART = pytest.mark.xfail(
-    strict=True,
-    reason="addTimestamps after withoutTimestamps plans its own add-timestamps vertex at the default parallelism, "
-    "fed round-robin by the source: each processor gets one item and the coalesced watermark stays at the lower; "
-    "Jet's planner merges it into the source's (planner, not the transport)",
-)
-
-
 @pytest.mark.parametrize(
     "source, timestamps, expectedWms",
     [
-        pytest.param(timestampedSourceBuilder, withoutTimestamps, {2, 3}, marks=PLANNED_APART),
+        (timestampedSourceBuilder, withoutTimestamps, {2, 3}),
         (timestampedSourceBuilder, withNativeTimestamps, {1, 2}),
         (timestampedSourceBuilder, withTimestamps, {2, 3}),
-        pytest.param(plainSourceBuilder, withoutTimestamps, {2, 3}, marks=PLANNED_APART),
+        (plainSourceBuilder, withoutTimestamps, {2, 3}),
         (plainSourceBuilder, withTimestamps, {2, 3}),
     ],
     ids=[
