@@ -10,7 +10,6 @@ from a watcher thread, those of a job whose state directory went (the job ended)
 took up for long. No pyspark here."""
 
 import logging
-import os
 import threading
 import time
 
@@ -18,6 +17,7 @@ import attrs
 
 from sparkjet.coredag.api.saves_changes import SavesChanges
 from sparkjet.coredag.runtime.processor_state import ProcessorState
+from sparkjet.coredag.runtime.state_files import stateFiles
 from sparkjet.coredag.runtime.state_store import SavedEntries
 
 STALE_SECONDS = 600.0
@@ -57,6 +57,8 @@ class TakenUp:
 _kept: dict[LiveKey, LiveProcessor] = {}
 _keeping = threading.Lock()
 _watcher: threading.Thread | None = None
+_askedAt: dict[str, float] = {}
+"""When the watcher last asked whether each state directory exists."""
 _log = logging.getLogger("sparkjet")
 
 
@@ -97,13 +99,30 @@ def _watchKept() -> None:
         time.sleep(WATCH_SECONDS)
         now = time.monotonic()
         with _keeping:
+            roots = {key[0] for key in _kept}
+        ended = {root for root in roots if _ended(root, now)}
+        with _keeping:
             done = [
                 (key, _kept.pop(key))
                 for key, live in list(_kept.items())
-                if now - live.keptAt > STALE_SECONDS or not os.path.isdir(key[0])
+                if now - live.keptAt > STALE_SECONDS or key[0] in ended
             ]
         for key, live in done:
             _close(key, live)
+
+
+def _ended(root: str, now: float) -> bool:
+    """Return whether the job whose state directory is ``root`` ended (the directory went),
+    asked no more often than its file system wants (``checkEvery``)."""
+    files = stateFiles(root)
+    if now - _askedAt.get(root, -files.checkEvery) < files.checkEvery:
+        return False
+    _askedAt[root] = now
+    try:
+        return not files.exists()
+    except Exception:  # a file system that does not answer now may later; the stale ones go anyway
+        _log.debug("could not ask whether '%s' exists", root, exc_info=True)
+        return False
 
 
 def _close(key: LiveKey, live: LiveProcessor) -> None:

@@ -7,7 +7,6 @@ once its deltas outweigh its base. Any other processor's delta is found by compa
 state with the version before, and it writes a base every ``COMPACT_EVERY`` versions. The driver
 only ever sees the names of these files (in ``ProcessorState``), never their bytes. No pyspark here."""
 
-import os
 import pickle
 import uuid
 from collections.abc import Hashable, Iterable
@@ -18,6 +17,7 @@ from sparkjet.coredag.api.saves_changes import Removed
 from sparkjet.coredag.errors import JobError
 from sparkjet.coredag.model.broadcast_key import BroadcastKey
 from sparkjet.coredag.runtime.processor_state import ProcessorState, RestoredShare, partitionKeyOf
+from sparkjet.coredag.runtime.state_files import stateFiles
 from sparkjet.coredag.runtime.stream.state_directory import directoryName
 
 STATE = "state"
@@ -26,7 +26,6 @@ COMPACT_EVERY = 10
 """How many versions a chain of files holds at most where the deltas are found by comparison."""
 LONGEST_CHAIN = 100
 """How many versions a chain of files holds at most where the processor gives its deltas."""
-WRITING = ".writing"
 
 
 class MissingStateError(JobError):
@@ -67,8 +66,8 @@ class SavedVersion:
 
 @attrs.frozen
 class StateStore:
-    """The state files of one stream job under ``root`` (a local directory, as the tasks see it),
-    for micro-batch ``version``."""
+    """The state files of one stream job under ``root`` (a local directory, as the tasks see it,
+    or a URL), for micro-batch ``version``."""
 
     root: str
     version: int
@@ -95,7 +94,7 @@ class StateStore:
         if not chain or len(chain) >= LONGEST_CHAIN:
             return False
         try:
-            base, *deltas = (os.path.getsize(os.path.join(self.root, name)) for name in chain)
+            base, *deltas = (stateFiles(self.root).size(name) for name in chain)
         except FileNotFoundError:  # restoring it says what is missing
             return False
         return sum(deltas) < base
@@ -168,27 +167,19 @@ class StateStore:
         return list(byKey.items())
 
     def _read(self, name: str):
-        path = os.path.join(self.root, name)
         try:
-            with open(path, "rb") as file:
-                return pickle.load(file)
+            return pickle.loads(stateFiles(self.root).read(name))
         except FileNotFoundError:
             raise MissingStateError(
-                f"The state file '{path}' is missing: the checkpoint was changed from outside, or its "
-                "directory is not shared with every executor (on a cluster, keep the checkpoint where "
-                "every machine sees the same files)"
+                f"The state file '{stateFiles(self.root).where(name)}' is missing: the checkpoint was changed from "
+                "outside, or its directory is not shared with every executor (on a cluster, keep the checkpoint "
+                "where every machine sees the same files: a Hadoop URL, or a file system every machine mounts)"
             ) from None
 
     def _write(self, name: str, data: bytes) -> int:
-        """Write ``data`` as file ``name``, aside and then renamed, so it is whole or absent."""
-        path = os.path.join(self.root, name)
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        aside = path + WRITING
-        with open(os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as file:
-            file.write(data)
-        os.replace(aside, path)
+        """Write ``data`` as file ``name``, whole or absent."""
+        stateFiles(self.root).write(name, data)
         return len(data)
-
 
 
 def referencedFiles(states: dict) -> set[str]:

@@ -24,6 +24,8 @@ import tempfile
 import time
 import urllib.parse
 
+import fsspec
+
 from sparkjet.coredag.errors import JobError
 from sparkjet.coredag.model.event_time_policy import wallClockMillis
 from sparkjet.coredag.model.metrics import SnapshotMetrics
@@ -94,31 +96,36 @@ class StreamCheckpoint:
 
     @property
     def stateLocation(self) -> str:
-        """Return the local directory where the tasks keep the processors' state files: the
-        checkpoint's ``state`` directory, a ``file://`` URL's as a path. The tasks write there with
-        Python's file API, so another scheme is a CheckpointError."""
+        """Return where the tasks keep the processors' state files: the checkpoint's ``state``
+        directory, as a local path (a ``file://`` URL's too) or as a URL the tasks reach through
+        fsspec's file system for its scheme. A scheme fsspec does not know, or whose library is
+        not installed here, is a CheckpointError."""
         split = urllib.parse.urlsplit(self.location)
         if not isHadoopUrl(self.location):
             return os.path.join(self.location, STATE)
         if split.scheme == "file" and split.netloc in ("", "localhost"):
             return os.path.join(urllib.parse.unquote(split.path), STATE)
-        raise CheckpointError(
-            f"The checkpoint '{self.location}' cannot keep the processors' state: each task writes its processor's "
-            "state with Python's file API, which reaches local paths and file:// URLs, not a "
-            f"'{split.scheme}://' file system; keep the checkpoint on a file system every machine mounts "
-            "(a local path or file:// URL there)"
-        )
+        try:
+            fsspec.get_filesystem_class(split.scheme)
+        except (ImportError, ValueError) as error:
+            raise CheckpointError(
+                f"The checkpoint '{self.location}' cannot keep the processors' state: each task writes its "
+                f"processor's state through fsspec, which says: {error}. Install the library of '{split.scheme}://' "
+                "file systems on the driver and every executor (s3fs for s3a://, pyarrow and Hadoop's libhdfs for "
+                "hdfs://), or keep the checkpoint on a file system every machine mounts"
+            ) from None
+        return f"{self.location.rstrip('/')}/{STATE}"
 
     def removeStateFiles(self, keeping: set[str]) -> None:
         """Remove the state files but those ``keeping`` names (the versions a restart or the next
-        micro-batch may read): older versions, and those of failed or abandoned tasks."""
-        root = self.stateLocation
-        for directory, _, names in os.walk(root):
-            for name in names:
-                path = os.path.join(directory, name)
-                if os.path.relpath(path, root) not in keeping:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.remove(path)
+        micro-batch may read): older versions, and those of failed or abandoned tasks. The files
+        are ``<vertex>/<index>/<version>``, listed through the checkpoint's storage."""
+        for vertex in self.storage.names(STATE):
+            for index in self.storage.names(f"{STATE}/{vertex}"):
+                for version in self.storage.names(f"{STATE}/{vertex}/{index}"):
+                    if f"{vertex}/{index}/{version}" not in keeping:
+                        with contextlib.suppress(FileNotFoundError):
+                            self.storage.remove(f"{STATE}/{vertex}/{index}/{version}")
 
     def sourceDirectory(self, number: int) -> str:
         """Return the local directory of stream source ``number``'s own files."""

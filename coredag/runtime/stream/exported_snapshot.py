@@ -120,7 +120,7 @@ def exportSnapshot(
     for stateFile in sorted(referencedFiles(states)):
         copied = os.path.join(writing, STATE, stateFile)
         makePrivateDirectories(os.path.dirname(copied))
-        shutil.copyfile(os.path.join(checkpoint.stateLocation, stateFile), copied)
+        checkpoint.storage.copyOut(f"{STATE}/{stateFile}", copied)
         size += os.path.getsize(copied)
     stateful = [vertex for vertex, byIndex in states.items() if any(state.files for state in byIndex.values())]
     snapshot = JobStateSnapshot(
