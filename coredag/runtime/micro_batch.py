@@ -19,7 +19,8 @@ class MicroBatch:
     ``outputs`` the directories the job claimed for its files sinks.
     The job's processors save their state at the end unless the stream ended (``final``): then
     they complete, emitting what they still hold. The vertices no stream reaches (the batch side
-    of a join, say) run once per job: their outputs are cached in ``staticOutputs`` by name."""
+    of a join, say) run once per job: their outputs are cached in ``staticOutputs`` by name.
+    ``homes`` keep each shuffled vertex's partitions where their processors live."""
 
     batchId: int
     rows: DataFrame | None
@@ -31,3 +32,5 @@ class MicroBatch:
     staticOutputs: dict = attrs.Factory(dict)
     processingGuarantee: ProcessingGuarantee = ProcessingGuarantee.NONE
     """The job's guarantee, given to its processors' contexts."""
+    homes: dict = attrs.Factory(dict)
+    """The home RDD of each vertex fed by a shuffle, by name, cached for the job's life (see ``RddBuilder``)."""

@@ -25,7 +25,7 @@ from sparkjet.coredag.runtime.crossing import Crossing
 from sparkjet.coredag.runtime.micro_batch import MicroBatch
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
 from sparkjet.coredag.runtime.processor_state import redistributed
-from sparkjet.coredag.runtime.shuffling import routeItems, targetPartition
+from sparkjet.coredag.runtime.shuffling import homePacket, routeItems, targetPartition
 from sparkjet.coredag.runtime.state_store import StateStore
 from sparkjet.coredag.runtime.tasklet import TaskletSpec
 from sparkjet.coredag.runtime.terminal_outputs import terminalOutputOf
@@ -107,7 +107,7 @@ class RddBuilder:
         elif self.plan.exchangeOf(inbound[0]) is not Exchange.SHUFFLED:
             parent, packed = self._chainedInput(name, inbound[0]), False
         else:
-            parent, packed = self._shuffledInputs(inbound), True
+            parent, packed = self._homed(name, self._shuffledInputs(inbound)), True
         spec = self._taskletSpec(name, inbound, sparkSource)
         rdd = parent.mapPartitionsWithIndex(
             functools.partial(
@@ -238,6 +238,24 @@ class RddBuilder:
             for _, edges in groups
         ]
         return self._union(shuffles)
+
+    def _homed(self, name: str, shuffled: RDD) -> RDD:
+        """Return the shuffled input of vertex ``name``, in a stream job behind its home: one empty
+        packet per partition, cached where the partition's task first ran, for the job's life.
+        The two partitioned alike make Spark's ``PartitionerAwareUnionRDD`` (partition i the
+        home's then the input's), whose preferred host for partition i is where most of its parts
+        are: the home's block, unless all the input is elsewhere. So a processor's next task goes
+        back to the host whose worker keeps it alive, as DStream's ``mapWithState`` goes back to
+        its cached state; a lost home partition is made again where its task runs next."""
+        if self.microBatch is None or self._isStatic(name):
+            return shuffled
+        homes, count = self.microBatch.homes, shuffled.getNumPartitions()
+        if name not in homes:
+            homes[name] = (
+                self.sc.parallelize(range(count), count).map(homePacket).partitionBy(count, targetPartition)
+                .persist(StorageLevel.MEMORY_ONLY)
+            )
+        return self.sc.union([homes[name], shuffled])
 
     def _union(self, rdds: list[RDD]) -> RDD:
         """Return the union of ``rdds``; one RDD stays itself, so its Python functions keep

@@ -82,6 +82,11 @@ def _toEveryTarget(markers: _Markers, downstreamCount: int) -> Iterator[tuple[in
             yield target, marker
 
 
+def homePacket(index: int) -> tuple[int, bytes]:
+    """Return partition ``index``'s record of a vertex's home: an empty packet, which the vertex skips."""
+    return index, b""
+
+
 def targetPartition(target: int) -> int:
     """Spark's partition function of a shuffle: the target ``routeItems`` chose."""
     return target

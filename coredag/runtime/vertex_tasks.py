@@ -38,7 +38,7 @@ def runVertex(
     restored = spec.restoredStates.get(index) if spec.restoredStates else None
     start = restored.start if isinstance(restored, RestoredShare) else restored or ProcessorState()
     snapshot = _snapshot(spec, index, restored) if spec.savesState or restored is not None else None
-    batches = (pickle.loads(packet) for _, packet in partition) if packed else partition
+    batches = (pickle.loads(packet) for _, packet in partition if packet) if packed else partition  # b"": the home's
     batches = sliced(batches, spec.queueSize)
     if countsInput:
         batches = metrics.countedInput(spec.vertexName, batches)

@@ -148,7 +148,7 @@ class StreamRun:
         self._earlierMicroBatches = MicroBatchSummary()
         self._states: dict = {}
         self._outputs = outputDirectories(spark.sparkContext, dag)
-        self._staticVertices, self._staticOutputs = staticVertices(dag), {}
+        self._staticVertices, self._staticOutputs, self._homes = staticVertices(dag), {}, {}
         self._counts: Counter = Counter()
         self._failure: BaseException | None = None
         sourceVertices = streamSources(dag)
@@ -191,7 +191,7 @@ class StreamRun:
         finally:
             for feeder in feeders:
                 feeder.stop()
-            for rdd in self._staticOutputs.values():
+            for rdd in [*self._staticOutputs.values(), *self._homes.values()]:
                 rdd.unpersist()
             with self._microBatchRunning:
                 self._enter(RunState.SUSPENDED if self.suspended else RunState.ENDED)
@@ -313,7 +313,7 @@ class StreamRun:
             self._spark, self._dag, self._jobName, self._control, self._physical,
             MicroBatch(
                 batchId, rows, self._states, self._checkpoint.stateLocation, self._outputs, final,
-                self._staticVertices, self._staticOutputs, self._guarantee,
+                self._staticVertices, self._staticOutputs, self._guarantee, self._homes,
             ),
         )
         snapshot = None
