@@ -18,6 +18,7 @@ from sparkjet.coredag.api.processor import (
     callIdleHook,
     restoreSnapshot,
 )
+from sparkjet.coredag.api.saves_changes import SavesChanges
 from sparkjet.coredag.api.standard import BatchFunction, StandardProcessorSupplier
 from sparkjet.coredag.model.watermark import Watermark
 from sparkjet.coredag.processors.sinks import workerLogger
@@ -112,7 +113,7 @@ class PeekingP(StandardProcessorSupplier):
         return attrs.evolve(self, inner=self.inner.preflight())
 
     def __call__(self) -> "PeekingProcessor":
-        return PeekingProcessor(self.inner(), self.logger)
+        return peekingProcessor(self.inner(), self.logger)
 
 
 @attrs.frozen
@@ -133,7 +134,7 @@ class PeekingSupplier:
         return getattr(self.inner, "windowsByEventTime", False)
 
     def __call__(self) -> "PeekingProcessor":
-        return PeekingProcessor(self.inner(), self.logger)
+        return peekingProcessor(self.inner(), self.logger)
 
 
 class PeekingOutbox:
@@ -216,3 +217,20 @@ class PeekingProcessor(Processor):
     def close(self) -> None:
         """Delegate."""
         self._inner.close()
+
+
+class PeekingChangesProcessor(PeekingProcessor, SavesChanges):
+    """A ``PeekingProcessor`` of a processor that saves its changes, which it saves as the inner one does."""
+
+    def saveChangesToSnapshot(self) -> bool:
+        """Delegate."""
+        return self._inner.saveChangesToSnapshot()
+
+    def forgetFromSnapshot(self, key: object) -> None:
+        """Delegate."""
+        self._inner.forgetFromSnapshot(key)
+
+
+def peekingProcessor(inner: Processor, logger: ItemLogger) -> PeekingProcessor:
+    """Return ``inner`` with an outbox that logs what it emits, saving its changes if it does."""
+    return (PeekingChangesProcessor if isinstance(inner, SavesChanges) else PeekingProcessor)(inner, logger)

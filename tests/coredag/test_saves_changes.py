@@ -14,6 +14,7 @@ from sparkjet.coredag.model.jet_event import JetEvent
 from sparkjet.coredag.model.watermark import Watermark
 from sparkjet.coredag.processors.keyed import AccumulatorHolder, MapStatefulP, RollingAccumulation
 from sparkjet.coredag.model.sliding_window_policy import slidingWinPolicy, tumblingWinPolicy
+from sparkjet.coredag.processors.peeking import ItemLogger, PeekingSupplier
 from sparkjet.coredag.processors.session_window import SessionWindowP
 from sparkjet.coredag.processors.sliding_window import aggregateToSlidingWindowP
 from sparkjet.coredag.processors.transform_stateful import TransformStatefulP
@@ -87,8 +88,12 @@ def wholeState(processor, outbox: Outbox) -> dict:
     [
         (sessions(), sessionEvents, [("abcdefgh", 0, 5), ("ab", 12, 30), ("cz", 40, 35), ("", 0, 60)]),
         (countsLivingTwenty(), timedEvents, [("abcdefgh", 0, 5), ("abx", 12, 25), ("a", 40, 41), ("cy", 50, 70)]),
+        (
+            PeekingSupplier(countsLivingTwenty(), ItemLogger("counts")), timedEvents,
+            [("abcdefgh", 0, 5), ("abx", 12, 25), ("a", 40, 41), ("cy", 50, 70)],
+        ),
     ],
-    ids=["session windows", "stateful map with a time-to-live"],
+    ids=["session windows", "stateful map with a time-to-live", "peeked stateful map"],
 )
 def test_a_base_and_the_deltas_a_processor_gives_read_back_as_its_live_state(tmp_path, supplier, eventsOf, batches):
     live, outbox = started(supplier)
