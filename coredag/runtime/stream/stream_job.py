@@ -122,9 +122,12 @@ class StreamJob:
         def newRun(claimed: set[str]) -> StreamRun:
             return StreamRun(
                 spark, resumingOutputs(start.dag, claimed), physical, jobName, control, publish, assertions,
-                start.checkpoint, self.suspension, start.initialSnapshot, start.processingGuarantee,
+                start.checkpoint, self.suspension, start.initialSnapshot, start.processingGuarantee, self._homes,
             )
 
+        self._homes: dict = {}
+        """Where each shuffled vertex's partitions ran, kept across runs, so a resumed run's tasks go
+        back to the processors the workers kept (see ``RddBuilder``)."""
         self._newRun = newRun
         self._current = newRun(set())
 
@@ -144,6 +147,8 @@ class StreamJob:
                     raise self._control.cancellation()
                 self._current = self._newRun(self._current.claimedOutputs())
         finally:
+            for home in self._homes.values():
+                home.unpersist()
             if self._lock is not None:
                 self._lock.release()
 

@@ -129,9 +129,11 @@ class StreamRun:
         publish: Callable[[dict[str, list]], None], assertions: Assertions,
         checkpoint: StreamCheckpoint | None = None, suspension: Suspension | None = None,
         initialSnapshot: JobStateSnapshot | None = None,
-        processingGuarantee: ProcessingGuarantee = ProcessingGuarantee.NONE,
+        processingGuarantee: ProcessingGuarantee = ProcessingGuarantee.NONE, homes: dict | None = None,
     ) -> None:
         self._spark, self._dag, self._physical = spark, dag, physical
+        self._homes = {} if homes is None else homes
+        """The home RDD of each vertex fed by a shuffle (see ``RddBuilder``): the job's, kept across its runs."""
         self._suspension = suspension or Suspension()
         self._microBatchRunning = threading.Lock()
         self._state = RunState.STARTING
@@ -148,7 +150,7 @@ class StreamRun:
         self._earlierMicroBatches = MicroBatchSummary()
         self._states: dict = {}
         self._outputs = outputDirectories(spark.sparkContext, dag)
-        self._staticVertices, self._staticOutputs, self._homes = staticVertices(dag), {}, {}
+        self._staticVertices, self._staticOutputs = staticVertices(dag), {}
         self._counts: Counter = Counter()
         self._failure: BaseException | None = None
         sourceVertices = streamSources(dag)
@@ -191,7 +193,7 @@ class StreamRun:
         finally:
             for feeder in feeders:
                 feeder.stop()
-            for rdd in [*self._staticOutputs.values(), *self._homes.values()]:
+            for rdd in self._staticOutputs.values():
                 rdd.unpersist()
             with self._microBatchRunning:
                 self._enter(RunState.SUSPENDED if self.suspended else RunState.ENDED)
