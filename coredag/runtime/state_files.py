@@ -22,6 +22,9 @@ class LocalStateFiles:
     """State files in a local directory (a file system every machine mounts, on a cluster),
     readable by you alone."""
 
+    checkEvery = 0.0
+    """How often a watcher asks whether the directory exists: as often as it looks."""
+
     def __init__(self, root: str) -> None:
         self.root = root
 
@@ -55,27 +58,16 @@ class LocalStateFiles:
         """Return whether the directory exists (a job that ended took it away)."""
         return os.path.isdir(self.root)
 
-    checkEvery = 0.0
-    """How often a watcher asks whether the directory exists: as often as it looks."""
-
 
 class RemoteStateFiles:
-    """State files under a URL, through fsspec's file system for its scheme; a process connects
-    on its first use."""
+    """State files under a URL, through fsspec's file system for its scheme, which keeps one
+    per process and thread (a connection serves one thread at a time)."""
+
+    checkEvery = 10.0
+    """How often a watcher asks whether the directory exists: each time is a request to a server."""
 
     def __init__(self, root: str) -> None:
         self.root = root
-
-    @property
-    def _fileSystem(self) -> tuple[fsspec.AbstractFileSystem, str]:
-        """Return the file system and the root's path in it: fsspec keeps one per process and
-        thread, as a connection serves one thread at a time."""
-        return fsspec.core.url_to_fs(self.root)
-
-    def path(self, name: str) -> str:
-        """Return where file ``name`` is, as its file system names it."""
-        fileSystem, root = self._fileSystem
-        return f"{root.rstrip('/')}/{name}"
 
     def where(self, name: str) -> str:
         """Return where file ``name`` is, for a message: its URL without a password."""
@@ -95,23 +87,25 @@ class RemoteStateFiles:
 
     def write(self, name: str, data: bytes) -> None:
         """Make ``data`` file ``name``, aside and then renamed."""
-        fileSystem, path = self._fileSystem[0], self.path(name)
+        fileSystem, path = self._reach(name)
         fileSystem.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
         fileSystem.pipe_file(path + WRITING, data)
         fileSystem.mv(path + WRITING, path)
 
     def exists(self) -> bool:
         """Return whether the directory exists (a job that ended took it away)."""
-        fileSystem, root = self._fileSystem
+        fileSystem, root = fsspec.core.url_to_fs(self.root)
         return fileSystem.isdir(root)
 
-    checkEvery = 10.0
-    """How often a watcher asks whether the directory exists: each time is a request to a server."""
+    def _reach(self, name: str) -> tuple[fsspec.AbstractFileSystem, str]:
+        """Return the file system and file ``name``'s path in it."""
+        fileSystem, root = fsspec.core.url_to_fs(self.root)
+        return fileSystem, f"{root.rstrip('/')}/{name}"
 
     def _missingOr(self, name: str, reach):
         """Return ``reach(fileSystem, path)`` of file ``name``; a file system that fails for a
         file it does not have fails with FileNotFoundError, as a local one does."""
-        fileSystem, path = self._fileSystem[0], self.path(name)
+        fileSystem, path = self._reach(name)
         try:
             return reach(fileSystem, path)
         except FileNotFoundError:
