@@ -27,7 +27,7 @@ def built(tmp_path_factory):
 def test_the_zip_holds_sparkjet_and_its_pure_python_dependencies_but_not_spark(built):
     names = zipfile.ZipFile(built.zipPath).namelist()
     tops = {name.split("/")[0] for name in names}
-    assert tops == {"sparkjet", "attr", "attrs", "toolz", "tlz", "cloudpickle", "graphviz"}
+    assert tops == {"sparkjet", "attr", "attrs", "toolz", "tlz", "cloudpickle", "graphviz", "fsspec"}
     assert built.packages == tops and built.shipsSparkjet
     for module in ("sparkjet/__init__.py", "sparkjet/pipeline/stage.py", "sparkjet/planner/jet.py",
                    "sparkjet/coredag/runtime/worker_daemon.py", "sparkjet/coredag/runtime/log4j2.properties",
