@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from sparkjet.coredag.errors import JobError
 from sparkjet.coredag.processors.sources import isHadoopUrl
 from sparkjet.coredag.runtime.output_directory import javaMessage
+from sparkjet.coredag.runtime.state_files import withoutPassword
 
 WRITING = ".writing"
 """The suffix of a file being written, renamed to its name once whole."""
@@ -404,7 +405,7 @@ def _inside(fs, statuses: list) -> Iterator[tuple[object, bool]]:
 
 def cannotKeep(owner: str, location: str, reason: str) -> str:
     """Return the message for a checkpoint location ``owner`` cannot use, and why."""
-    return f"{owner}: cannot keep its checkpoint in '{location}': {reason}"
+    return f"{owner}: cannot keep its checkpoint in '{withoutPassword(location)}': {reason}"
 
 
 def checkpointStorage(location: str, owner: str) -> LocalCheckpointStorage | HadoopCheckpointStorage:

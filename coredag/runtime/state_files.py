@@ -18,6 +18,15 @@ def isUrl(root: str) -> bool:
     return bool(urllib.parse.urlsplit(root).scheme) and "://" in root
 
 
+def withoutPassword(location: str) -> str:
+    """Return ``location`` as a message shows it: a URL without the password it may hold."""
+    split = urllib.parse.urlsplit(location)
+    if "@" not in split.netloc or ":" not in split.netloc.rsplit("@", 1)[0]:
+        return location
+    user, host = split.netloc.rsplit("@", 1)
+    return urllib.parse.urlunsplit(split._replace(netloc=f"{user.split(':', 1)[0]}@{host}"))
+
+
 class LocalStateFiles:
     """State files in a local directory (a file system every machine mounts, on a cluster),
     readable by you alone."""
@@ -71,11 +80,7 @@ class RemoteStateFiles:
 
     def where(self, name: str) -> str:
         """Return where file ``name`` is, for a message: its URL without a password."""
-        split = urllib.parse.urlsplit(self.root)
-        netloc = split.netloc.rsplit("@", 1)
-        if len(netloc) == 2:
-            netloc = [netloc[0].split(":", 1)[0], netloc[1]]
-        return urllib.parse.urlunsplit(split._replace(netloc="@".join(netloc))) + "/" + name
+        return f"{withoutPassword(self.root)}/{name}"
 
     def size(self, name: str) -> int:
         """Return the bytes of file ``name`` (FileNotFoundError if there is none)."""

@@ -113,3 +113,17 @@ def test_a_checkpoint_at_a_scheme_fsspec_cannot_reach_is_refused_naming_what_to_
         "state through fsspec, which says: Install s3fs to access S3. Install the library of 's3a://' file "
         "systems on the driver and every executor"
     )
+
+
+@pytest.mark.spark
+def test_a_checkpoint_the_file_system_refuses_is_refused_at_submission_without_showing_the_password(
+    jet, tmp_path, ftpRoot
+):
+    served, url = ftpRoot
+    wrong = url.replace("jet:secret@", "jet:wrong@")
+    with pytest.raises(CheckpointError) as raised:
+        jet.newJob(runningCounts(tmp_path, "never"), exactlyOnceAt(f"{wrong}/cp").setName("refused"))
+    message = str(raised.value)
+    assert message.startswith(f"Job 'refused': cannot keep its checkpoint in '{url.replace('jet:secret@', 'jet@')}/cp': ")
+    assert "Login failed" in message and "wrong" not in message
+    assert not list(served.iterdir())

@@ -38,6 +38,7 @@ from sparkjet.coredag.runtime.checkpoint_storage import (
     checkPrivate,
     makePrivateDirectories,
 )
+from sparkjet.coredag.runtime.state_files import withoutPassword
 from sparkjet.coredag.runtime.stream.state_directory import directoryName, stateRoot
 
 STATES = "states"
@@ -109,10 +110,10 @@ class StreamCheckpoint:
             fsspec.get_filesystem_class(split.scheme)
         except (ImportError, ValueError) as error:
             raise CheckpointError(
-                f"The checkpoint '{self.location}' cannot keep the processors' state: each task writes its "
-                f"processor's state through fsspec, which says: {error}. Install the library of '{split.scheme}://' "
-                "file systems on the driver and every executor (s3fs for s3a://, pyarrow and Hadoop's libhdfs for "
-                "hdfs://), or keep the checkpoint on a file system every machine mounts"
+                f"The checkpoint '{withoutPassword(self.location)}' cannot keep the processors' state: each task "
+                f"writes its processor's state through fsspec, which says: {error}. Install the library of "
+                f"'{split.scheme}://' file systems on the driver and every executor (s3fs for s3a://, pyarrow and "
+                "Hadoop's libhdfs for hdfs://), or keep the checkpoint on a file system every machine mounts"
             ) from None
         return f"{self.location.rstrip('/')}/{STATE}"
 
