@@ -242,11 +242,13 @@ class RddBuilder:
     def _homed(self, name: str, shuffled: RDD) -> RDD:
         """Return the shuffled input of vertex ``name``, in a stream job behind its home: one empty
         packet per partition, cached where the partition's task first ran, for the job's life.
-        The two partitioned alike make Spark's ``PartitionerAwareUnionRDD`` (partition i the
-        home's then the input's), whose preferred host for partition i is where most of its parts
-        are: the home's block, unless all the input is elsewhere. So a processor's next task goes
-        back to the host whose worker keeps it alive, as DStream's ``mapWithState`` goes back to
-        its cached state; a lost home partition is made again where its task runs next."""
+        Partitioned alike, they make Spark's ``PartitionerAwareUnionRDD`` (partition i is each
+        parent's partition i in turn), whose preferred host for partition i is the one most of
+        its parents prefer. The input names each host holding a fifth of its map output once, so
+        the home, unioned twice, outvotes it: a processor's next task goes back to the host whose
+        worker keeps it alive, as DStream's ``mapWithState`` goes back to its cached state (the
+        input of a stream source's one task would otherwise tie with it). A lost home partition
+        is made again where its task runs next."""
         if self.microBatch is None or self._isStatic(name):
             return shuffled
         homes, count = self.microBatch.homes, shuffled.getNumPartitions()
@@ -255,7 +257,7 @@ class RddBuilder:
                 self.sc.parallelize(range(count), count).map(homePacket).partitionBy(count, targetPartition)
                 .persist(StorageLevel.MEMORY_ONLY)
             )
-        return self.sc.union([homes[name], shuffled])
+        return self.sc.union([homes[name], homes[name], shuffled])
 
     def _union(self, rdds: list[RDD]) -> RDD:
         """Return the union of ``rdds``; one RDD stays itself, so its Python functions keep
