@@ -24,10 +24,7 @@ from collections.abc import Callable, Iterator
 from sparkjet.coredag.errors import JobError
 from sparkjet.coredag.processors.sources import isHadoopUrl
 from sparkjet.coredag.runtime.output_directory import javaMessage
-from sparkjet.coredag.runtime.state_files import withoutPassword
-
-WRITING = ".writing"
-"""The suffix of a file being written, renamed to its name once whole."""
+from sparkjet.coredag.runtime.state_files import WRITING, withoutPassword
 
 PRIVATE_DIRECTORY = 0o700
 PRIVATE_FILE = 0o600

@@ -9,13 +9,10 @@ import urllib.parse
 
 import fsspec
 
+from sparkjet.coredag.processors.sources import isHadoopUrl
+
 WRITING = ".writing"
-"""The suffix of a state file being written, renamed to its name once whole."""
-
-
-def isUrl(root: str) -> bool:
-    """Return whether ``root`` is a URL (``scheme://...``) rather than a local path."""
-    return bool(urllib.parse.urlsplit(root).scheme) and "://" in root
+"""The suffix of a file being written, renamed to its name once whole."""
 
 
 def withoutPassword(location: str) -> str:
@@ -124,4 +121,4 @@ class RemoteStateFiles:
 @functools.lru_cache(maxsize=16)
 def stateFiles(root: str) -> LocalStateFiles | RemoteStateFiles:
     """Return the state files under ``root``, a local directory or a URL (one per root and process)."""
-    return RemoteStateFiles(root) if isUrl(root) else LocalStateFiles(root)
+    return RemoteStateFiles(root) if isHadoopUrl(root) else LocalStateFiles(root)
