@@ -2,6 +2,7 @@
 
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from time import monotonic, sleep
 
 import attrs
 
@@ -23,7 +24,14 @@ from sparkjet.coredag.model.watermark import Watermark
 from sparkjet.coredag.runtime.physical_plan import Loop
 from sparkjet.coredag.runtime.watermarks import toEveryBucket
 
-MAX_CALLS_WITHOUT_PROGRESS = 100_000
+IDLE_SPINS = 10
+"""How many calls in a row that make no progress the loop makes at once, before it parks."""
+MIN_PARK_SECONDS, MAX_PARK_SECONDS = 1e-6, 1e-3
+"""Jet's cooperative backoff: the first park after the spins, doubled at each idle call up to the last."""
+MAX_SECONDS_WITHOUT_PROGRESS = 60.0
+"""How long a processor may go without progress before it fails: one that waits on time (a
+delay, a rate limit) waits as long as it likes in Jet, whose tasklets are never failed for
+idling; here a minute, so that one that never progresses is told so instead of hanging its task."""
 
 
 @attrs.frozen
@@ -281,6 +289,7 @@ class _CooperativeLoop:
     def __init__(self, processor: Processor, outbox: Outbox, vertexName: str, inputWaited: bool = False) -> None:
         self._processor, self._outbox, self._vertexName = processor, outbox, vertexName
         self._idleHookDue = not inputWaited
+        self._idleSince = 0.0
 
     def process(self, ordinal: int, batch: list) -> Iterator:
         """Present ``batch`` in the inbox of ``ordinal`` until the processor has taken it all."""
@@ -294,8 +303,11 @@ class _CooperativeLoop:
             self._guarded(lambda: self._processor.process(ordinal, inbox), inbox.peek)
             emitted = not self._outbox.isEmpty()
             yield from self._drain()
-            idleCalls = 0 if emitted or inbox.size() < before else idleCalls + 1
-            self._checkProgress(idleCalls, "process()")
+            if emitted or inbox.size() < before:
+                idleCalls = 0
+            else:
+                idleCalls += 1
+                self._idle(idleCalls, "process()")
 
     def observeWatermark(self, pending: dict[int, list], watermark: Watermark) -> Iterator:
         """Process every pending batch, then give the processor ``watermark``; the idle message
@@ -344,8 +356,11 @@ class _CooperativeLoop:
             yield from self._drain()
             if done:
                 return
-            idleCalls = 0 if emitted else idleCalls + 1
-            self._checkProgress(idleCalls, "a method returning False")
+            if emitted:
+                idleCalls = 0
+            else:
+                idleCalls += 1
+                self._idle(idleCalls, "a method returning False")
 
     def _guarded(self, call: Callable, failingItem: Callable[[], object]):
         try:
@@ -362,10 +377,21 @@ class _CooperativeLoop:
             for item in self._outbox.drainBucket(ordinal):
                 yield ordinal, item
 
-    def _checkProgress(self, idleCalls: int, what: str) -> None:
-        if idleCalls > MAX_CALLS_WITHOUT_PROGRESS:
-            raise ProcessorContractError(
+    def _idle(self, idleCalls: int, what: str) -> None:
+        """Wait after the ``idleCalls``-th call in a row that made no progress, as Jet's backoff
+        idler does: none for the first few, then a park of 1 µs doubling up to 1 ms. The clock is
+        read only where the loop parks; a processor idle for MAX_SECONDS_WITHOUT_PROGRESS fails."""
+        if idleCalls <= IDLE_SPINS:
+            return
+        parks = idleCalls - IDLE_SPINS
+        now = monotonic()
+        if parks == 1:
+            self._idleSince = now
+        elif now - self._idleSince > MAX_SECONDS_WITHOUT_PROGRESS:
+            msg = (
                 f"The processor of vertex '{self._vertexName}' made no progress in "
-                f"{MAX_CALLS_WITHOUT_PROGRESS} calls of {what}: it must remove items from "
+                f"{MAX_SECONDS_WITHOUT_PROGRESS:g} s of calls of {what}: it must remove items from "
                 "its inbox or emit to its outbox"
             )
+            raise ProcessorContractError(msg)
+        sleep(min(MIN_PARK_SECONDS * 2 ** min(parks - 1, 10), MAX_PARK_SECONDS))

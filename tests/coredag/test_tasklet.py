@@ -185,7 +185,7 @@ def test_non_cooperative_processor_gets_an_outbox_that_never_refuses():
 
 
 def test_processor_that_never_consumes_nor_emits_is_stopped(monkeypatch):
-    monkeypatch.setattr(tasklet, "MAX_CALLS_WITHOUT_PROGRESS", 10)
+    monkeypatch.setattr(tasklet, "MAX_SECONDS_WITHOUT_PROGRESS", 0.05)
 
     class Stuck(AbstractProcessor):
         def tryProcess0(self, item):
@@ -194,27 +194,55 @@ def test_processor_that_never_consumes_nor_emits_is_stopped(monkeypatch):
     with pytest.raises(ProcessorContractError) as raised:
         list(runPartition(spec(Stuck), 0, iter([1])))
     assert str(raised.value) == (
-        "The processor of vertex 'v' made no progress in 10 calls of process(): "
+        "The processor of vertex 'v' made no progress in 0.05 s of calls of process(): "
         "it must remove items from its inbox or emit to its outbox"
     )
 
 
 def test_complete_returning_false_forever_is_stopped(monkeypatch):
-    monkeypatch.setattr(tasklet, "MAX_CALLS_WITHOUT_PROGRESS", 10)
+    monkeypatch.setattr(tasklet, "MAX_SECONDS_WITHOUT_PROGRESS", 0.05)
 
     class Endless(AbstractProcessor):
         def complete(self):
             return False
 
-    with pytest.raises(ProcessorContractError, match="made no progress in 10 calls of a method returning False"):
+    with pytest.raises(ProcessorContractError, match=r"made no progress in 0.05 s of calls of a method returning False"):
         list(runPartition(spec(Endless, inbound=()), 0, iter(())))
 
 
+class Waiting(AbstractProcessor):
+    """Jet's ListSource at a delay: ``complete()`` returns False, emitting nothing, until its
+    ``calls`` have passed, then emits ``done``: a processor waiting on time, counted in calls."""
+
+    def __init__(self, calls: int) -> None:
+        self.calls, self.made = calls, 0
+
+    def complete(self):
+        self.made += 1
+        return self.made > self.calls and self.tryEmit("done")
+
+
+def test_a_processor_that_waits_is_idled_not_failed_however_many_calls_it_waits(monkeypatch):
+    monkeypatch.setattr(tasklet, "sleep", lambda seconds: None)  # a quick wait through many calls
+    source = spec(lambda: Waiting(200_000), inbound=())
+    assert list(runPartition(source, 0, iter(()))) == ["done"]
+
+
+def test_a_processor_that_waits_is_parked_with_jets_backoff(monkeypatch):
+    parks = []
+    monkeypatch.setattr(tasklet, "sleep", parks.append)
+    source = spec(lambda: Waiting(tasklet.IDLE_SPINS + 13), inbound=())
+    assert list(runPartition(source, 0, iter(()))) == ["done"]
+    assert parks == [min(1e-6 * 2**n, 1e-3) for n in range(13)]
+
+
 def test_complete_that_emits_on_every_call_is_progress(monkeypatch):
-    monkeypatch.setattr(tasklet, "MAX_CALLS_WITHOUT_PROGRESS", 10)
+    parks = []
+    monkeypatch.setattr(tasklet, "sleep", parks.append)
     source = spec(ItemsP(tuple(range(50))), inbound=())
     output = runCooperatively(source, source.context(0), tagged([]))
     assert [item for _, item in output] == list(range(50))
+    assert parks == []
 
 
 def test_overriding_the_idle_hook_keeps_item_dispatch():

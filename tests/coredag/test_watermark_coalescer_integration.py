@@ -4,9 +4,13 @@ edge; the processor turns each watermark it observes into a string.
 
 Jet's sources without ``DONE_ITEM`` never complete; a batch job's sources must, so each list
 here ends its source: a queue done after its last watermark lets through only what it held
-back, and every expected value is Jet's. Jet's delays between items are left out: Spark runs
-a source to its end, and each queue keeps its order whatever the timing."""
+back, and every expected value is Jet's. Jet's delays between items are kept: its source waits
+by returning False from ``complete()`` until the delay has passed, which the tasklet idles
+through as Jet's does, however many calls that takes."""
 
+import time
+
+import attrs
 import pytest
 
 from sparkjet.coredag import DAG, AbstractProcessor, Edge
@@ -18,17 +22,37 @@ pytestmark = pytest.mark.spark
 DONE_ITEM = "DONE_ITEM"
 
 
+@attrs.frozen
+class Delay:
+    """Jet's ``ListSource.Delay``: the source emits its next item once ``millis`` have passed."""
+
+    millis: int
+
+
 class ListSource(AbstractProcessor):
-    """Emits its list (processor i: list i of several), up to ``DONE_ITEM`` or the end."""
+    """Jet's ListSource: emits its list (processor i: list i of several), up to ``DONE_ITEM`` or
+    the end; at a ``Delay`` its ``complete()`` returns False, emitting nothing, until it has passed."""
 
     def __init__(self, *lists: list) -> None:
-        self._lists, self._pending = lists, None
+        self._lists, self._position, self._nextItemAt = lists, 0, None
 
     def complete(self) -> bool:
-        if self._pending is None:
-            items = self._lists[self.context.globalProcessorIndex % len(self._lists)]
-            self._pending = iter(items[: items.index(DONE_ITEM)] if DONE_ITEM in items else items)
-        return self.emitFromTraverser(self._pending)
+        if self._nextItemAt is not None and time.monotonic() < self._nextItemAt:
+            return False
+        self._nextItemAt = None
+        items = self._lists[self.context.globalProcessorIndex % len(self._lists)]
+        while self._position < len(items):
+            item = items[self._position]
+            if isinstance(item, Delay):
+                self._nextItemAt = time.monotonic() + item.millis / 1000
+                self._position += 1
+                return False
+            if isinstance(item, str) and item == DONE_ITEM:
+                return True
+            if not self.tryEmit(item):
+                return False
+            self._position += 1
+        return True
 
 
 class MapWatermarksToString(AbstractProcessor):
@@ -71,6 +95,10 @@ def wm(timestamp: int) -> Watermark:
     return Watermark(timestamp)
 
 
+def delay(millis: int) -> Delay:
+    return Delay(millis)
+
+
 def test_when_i1_active_i2_active_then_wm_forwarded_immediately(jet, mode):
     assert sinkList(jet, createDag(mode, [wm(100)], [wm(100)])) == ["wm(100)"]
 
@@ -89,8 +117,8 @@ def test_when_i1_idle_i2_idle_then_idle_message_forwarded_immediately(jet, mode)
 
 
 def test_when_waiting_for_wm_on_i2_but_i2_becomes_done_then_wm_from_i1_forwarded(jet, mode):
-    assert sinkList(jet, createDag(mode, [wm(100)], [DONE_ITEM])) == ["wm(100)"]
+    assert sinkList(jet, createDag(mode, [wm(100)], [delay(500), DONE_ITEM])) == ["wm(100)"]
 
 
 def test_when_multiple_wm_then_all_forwarded(jet, mode):
-    assert sinkList(jet, createDag(mode, [wm(100), wm(101)], [wm(100), wm(101)])) == ["wm(100)", "wm(101)"]
+    assert sinkList(jet, createDag(mode, [wm(100), delay(500), wm(101)], [wm(100), delay(500), wm(101)])) == ["wm(100)", "wm(101)"]
