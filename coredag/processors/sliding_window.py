@@ -142,9 +142,10 @@ class SlidingWindowProcessor(WindowProcessor, SavesChanges):
 
     def saveToSnapshot(self) -> bool:
         """A last stage saves its frames and the next window to emit; a first stage emits its
-        frames and saves the next window to emit, below which its events are late."""
+        frames instead and saves nothing, as Jet's does (its late events reach the last stage,
+        which drops them, until a watermark sets its next window to emit again)."""
         if not self._supplier.isLastStage:
-            return self._flush() and self.tryEmitToSnapshot(broadcastKey(NEXT_WIN_TO_EMIT), self.nextWinToEmit)
+            return self._flush()
         self._touched = {}
         frames = (
             (SnapshotKey(frameTs, key), acc) for frameTs, frame in self.tsToKeyToAcc.items() for key, acc in frame.items()
@@ -185,7 +186,8 @@ class SlidingWindowProcessor(WindowProcessor, SavesChanges):
     def restoreFromSnapshot(self, key: object, value: object) -> None:
         """Take back one key's accumulator of a frame (moved to this policy's frame that holds
         it, merged with what is there when a changed slide puts several into one), the next
-        window to emit (the lowest of those restored) or when early results were last emitted."""
+        window to emit (the lowest of those restored; a first stage reads the one an earlier
+        sparkjet saved for it) or when early results were last emitted."""
         if isinstance(key, BroadcastKey):
             if self.restoredEarlyResultsTime(key, value):
                 return

@@ -1,5 +1,6 @@
-"""Jet's SlidingWindowPTest and SlidingWindowPolicyTest, ported; then windows checked against a
-plain-Python count per window, one stage and two, with and without deduct, late events excluded."""
+"""Jet's SlidingWindowPTest, SlidingWindowP_twoStageSnapshotTest, SlidingWindowP_CoGroupTest and
+SlidingWindowPolicyTest, ported; then windows checked against a plain-Python count per window,
+one stage and two, with and without deduct, late events excluded."""
 
 import contextlib
 import operator
@@ -10,10 +11,11 @@ from datetime import datetime, timezone
 
 import pytest
 
-from sparkjet.coredag.api.processor import Outbox, ProcessorContext
+from sparkjet.coredag.api.processor import Inbox, Outbox, ProcessingGuarantee, ProcessorContext
 from sparkjet.coredag.api.testing import verifyProcessor
 from sparkjet.coredag.errors import UserFunctionError
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
+from sparkjet.coredag.model.timestamp_kind import TimestampKind
 from sparkjet.coredag.model.sliding_window_policy import SlidingWindowPolicy, slidingWinPolicy, tumblingWinPolicy
 from sparkjet.coredag.model.watermark import Watermark
 from sparkjet.coredag.model.window_result import KeyedWindowResult, WindowResult, toLocalTime, windowResult
@@ -22,6 +24,7 @@ from sparkjet.coredag.processors.sliding_window import (
     aggregateToSlidingWindowP,
     combineToSlidingWindowP,
 )
+from sparkjet.pipeline import AggregateOperations
 
 KEY = 77
 
@@ -140,6 +143,99 @@ def test_a_float_timestamp_fails_naming_the_stage_the_function_and_the_item():
         r"test_sliding_window.py:\d+\) returned 1.5 \(float\), but an event's timestamp is an int of epoch milliseconds",
     ):
         processor.tryProcess0((1.5, "a"))
+
+
+# two stages cut by a snapshot (Jet's SlidingWindowP_twoStageSnapshotTest): the first stage flushes
+# its frames downstream and saves nothing
+
+
+def twoStageSnapshotSuppliers():
+    policy = slidingWinPolicy(4, 1)
+    return (
+        accumulateByFrameP((constantKey,), (first,), policy, summingValues(True), "sliding-window-prepare"),
+        combineToSlidingWindowP(policy, summingValues(True), "sliding-window"),
+    )
+
+
+def exactlyOnceStarted(supplier, outbox: Outbox):
+    processor = supplier()
+    processor.init(outbox, ProcessorContext("v", 0, 1, processingGuarantee=ProcessingGuarantee.EXACTLY_ONCE))
+    return processor
+
+
+def processStage2(stage2, stage1Outboxes) -> None:
+    inbox = Inbox([item for outbox in stage1Outboxes for item in outbox.drainBucket(0) if not isinstance(item, Watermark)])
+    stage2.process(0, inbox)
+    assert inbox.isEmpty()
+
+
+def assertEmptyState(processor) -> None:
+    assert processor.tsToKeyToAcc == {}, f"tsToKeyToAcc is not empty: {processor.tsToKeyToAcc}"
+    assert not processor.slidingWindow, f"slidingWindow is not empty: {processor.slidingWindow}"
+
+
+@pytest.mark.parametrize("simulateRestore", [True, False], ids=["simulateRestore", "kept"])
+def test_a_first_stage_flushes_its_frames_downstream_instead_of_saving_anything(simulateRestore):
+    stage1Supplier, stage2Supplier = twoStageSnapshotSuppliers()
+    stage1Outboxes, stage2Outbox = [Outbox(1, 128), Outbox(1, 128)], Outbox(1, 128)
+    stage1 = [exactlyOnceStarted(stage1Supplier, outbox) for outbox in stage1Outboxes]
+    stage2 = exactlyOnceStarted(stage2Supplier, stage2Outbox)
+    assert stage1[0].tryProcess(0, (1, 1)) and stage1[1].tryProcess(0, (2, 2))  # an item's time is its first
+    assert stage1Outboxes[0].isEmpty() and stage2Outbox.isEmpty()
+
+    assert stage1[0].saveToSnapshot() and stage1[1].saveToSnapshot()
+    assert [outbox.drainSnapshotBucket() for outbox in stage1Outboxes] == [[], []], "something put to snapshot in stage1"
+    for processor in stage1:
+        assertEmptyState(processor)
+    processStage2(stage2, stage1Outboxes)
+    if simulateRestore:
+        stage1Outboxes = [Outbox(1, 128), Outbox(1, 128)]
+        stage1 = [exactlyOnceStarted(stage1Supplier, outbox) for outbox in stage1Outboxes]
+
+    assert stage1[0].tryProcess(0, (3, 3)) and stage1[0].tryProcess(0, (4, 4))
+    assert stage1[0].tryProcessWatermark(wm(10)) and stage1[1].tryProcessWatermark(wm(10))
+    processStage2(stage2, stage1Outboxes)
+    assert stage2.tryProcessWatermark(wm(10))
+
+    assert stage2Outbox.drainBucket(0) == [
+        outboxFrame(2, 1), outboxFrame(3, 3), outboxFrame(4, 6), outboxFrame(5, 10), outboxFrame(6, 9),
+        outboxFrame(7, 7), outboxFrame(8, 4), wm(10),
+    ]
+    for processor in stage1 + [stage2]:
+        assertEmptyState(processor)
+
+
+# a co-aggregation of two inputs in one stage (Jet's SlidingWindowP_CoGroupTest)
+
+
+def entryKey(entry):
+    return entry[0]
+
+
+def inFrameOne(entry):
+    return 1
+
+
+def coGroupResult(winEnd, key, result1, result2) -> str:
+    return f"({winEnd:03d}, {key}: {result1}, {result2})"
+
+
+def coGroupOutput(start, end, key, result, isEarly) -> str:
+    return coGroupResult(end, key, *result)
+
+
+def test_a_co_aggregation_of_two_inputs_in_one_stage():
+    supplier = aggregateToSlidingWindowP(
+        (entryKey, entryKey), (inFrameOne, inFrameOne), tumblingWinPolicy(1),
+        AggregateOperations.aggregateOperation2(AggregateOperations.toList(), AggregateOperations.toList()),
+        "sliding-window", coGroupOutput, timestampKind=TimestampKind.FRAME,
+    )
+    entry1, entry2, entry3, entry4, entry5 = ("k1", "a"), ("k2", "b"), ("k1", "c"), ("k3", "d"), ("k1", "e")
+    verifyProcessor(supplier).inputs([[entry1, entry2], [entry3, entry4, entry5]]).expectOutput([
+        coGroupResult(1, "k1", [entry1], [entry3, entry5]),
+        coGroupResult(1, "k2", [entry2], []),
+        coGroupResult(1, "k3", [], [entry4]),
+    ]).verify()
 
 
 # SlidingWindowPolicy (Jet's SlidingWindowPolicyTest)

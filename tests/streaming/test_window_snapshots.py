@@ -16,6 +16,7 @@ from sparkjet.coredag.processors.sliding_window import (
     SnapshotKey,
     accumulateByFrameP,
     aggregateToSlidingWindowP,
+    combineToSlidingWindowP,
 )
 
 COUNTING = AggregateOperation(int, lambda acc, item: acc + 1, lambda a, b: a + b, lambda a, b: a - b)
@@ -79,10 +80,10 @@ def test_a_last_stage_saves_its_frames_and_the_next_window_to_emit():
 
 def test_a_first_stage_emits_its_frames_instead_of_saving_them():
     processor = started(accumulateByFrameP((second,), (first,), slidingWinPolicy(10, 10), COUNTING, "prepare"))
-    fed(processor, [(1, "a"), (12, "a")])
-    assert saved(processor) == [(BroadcastKey(NEXT_WIN_TO_EMIT), LONG_MIN)], "only where its late events start"
+    fed(processor, [(1, "a"), (12, "a"), Watermark(10)])
+    assert saved(processor) == [], "nothing, as Jet's"
     assert [(result.end, result.key, result.result) for result in processor.outbox.drainBucket(0)] == [
-        (10, "a", 1), (20, "a", 1)
+        (20, "a", 1)
     ]
 
 
@@ -93,7 +94,20 @@ def test_a_late_event_after_a_restore_is_dropped_as_before():
     assert processor.lateEventsDropped == 1
 
 
-def test_a_first_stage_restored_drops_a_late_event_where_it_arrives_as_jets():
+def test_two_stages_restored_drop_a_late_event_in_the_last_as_jets():
+    policy = slidingWinPolicy(10, 10)
+    firstStage = started(accumulateByFrameP((second,), (first,), policy, COUNTING, "prepare"))
+    firstStage.outbox.drainBucket(0)
+    assert saved(firstStage) == []
+    lastStage = started(combineToSlidingWindowP(policy, COUNTING, "w"), [(BroadcastKey(NEXT_WIN_TO_EMIT), 20)])
+    restored = started(accumulateByFrameP((second,), (first,), policy, COUNTING, "prepare"), saved(firstStage))
+    frames = fed(restored, [(5, "late"), (25, "on time"), Watermark(30)])
+    output = fed(lastStage, frames)
+    assert [(result.start, result.key, result.result) for result in output[:-1]] == [(20, "on time", 1)]
+    assert (restored.lateEventsDropped, lastStage.lateEventsDropped) == (0, 1)
+
+
+def test_a_first_stage_reads_the_next_window_an_earlier_sparkjet_saved_for_it():
     supplier = accumulateByFrameP((second,), (first,), slidingWinPolicy(10, 10), COUNTING, "prepare")
     processor = started(supplier, [(BroadcastKey(NEXT_WIN_TO_EMIT), 20)])
     fed(processor, [(5, "late"), (25, "on time")])

@@ -90,8 +90,10 @@ def test_a_stream_jobs_metrics_show_its_micro_batches_watermarks_and_late_events
     job.join()
     metrics = job.metrics()
     assert [batch.itemsRead for batch in metrics.microBatches] == [2, 2, 0], "two micro-batches, then the final run"
-    assert metrics.vertex("sliding-window-prepare").lateEventsDropped == 1, "dropped per event where it arrives, as Jet's"
-    assert metrics.vertex("sliding-window").lateEventsDropped == 0
+    # dropped once: where it arrives, as Jet's, by a first stage its Python worker kept alive; else
+    # by the last, which keeps the next window to emit that a first stage saves not, as Jet's
+    dropped = [metrics.vertex(name).lateEventsDropped for name in ("sliding-window-prepare", "sliding-window")]
+    assert sorted(dropped) == [0, 1]
     assert metrics.vertex("finiteStream-add-timestamps").watermark == 100, "120 throttled to the windows' stride"
     assert metrics.vertex("sliding-window").watermark == 100
     assert "3 micro-batches, 4 items read" in metrics.format()
