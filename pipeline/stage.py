@@ -110,8 +110,14 @@ class BatchStage(Stage):
 
     def peek(self, shouldLogFn: Callable | None = None, toStringFn: Callable | None = None) -> "BatchStage":
         """Log the items this stage emits (those ``shouldLogFn`` accepts, as ``toStringFn``
-        renders them) on the worker, at INFO; adds no vertex. Return this stage (rebalanced
-        before the next stage still, where it was)."""
+        renders them) on the worker, at INFO; adds no vertex. Return this stage. Refused right
+        after ``rebalance()``, as Jet refuses it."""
+        if self.rebalancing is not None:
+            msg = (
+                f"{self.describe()}: peek() not supported after rebalance(), as in Jet; "
+                "call peek() before rebalance(): stage.peek().rebalance()"
+            )
+            raise PipelineError(msg)
         checkPicklable((shouldLogFn, toStringFn), self.name(), "shouldLogFn and toStringFn")
         self.pipeline.update(self.index, lambda t: attrs.evolve(t, peek=Peek(shouldLogFn, toStringFn)))
         return self

@@ -1,6 +1,7 @@
 """peek(): logs a stage's output on the worker, adds no vertex, changes no result."""
 
 import logging
+import re
 
 import pytest
 
@@ -8,7 +9,7 @@ from sparkjet.coredag.api.processor import ProcessorContext
 from sparkjet.coredag.processors.peeking import PeekingP
 from sparkjet.coredag.processors.stateless import StepKind
 from sparkjet.coredag.model.edge import RoutingPolicy
-from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources
+from sparkjet.pipeline import AggregateOperations, Pipeline, PipelineError, Sinks, Sources
 from sparkjet.planner import plan
 
 CONTEXT = ProcessorContext("v", 0, 1)
@@ -46,13 +47,28 @@ def test_peek_of_an_aggregation_wraps_the_vertex_emitting_its_result(caplog):
     assert [r.getMessage() for r in caplog.records] == ["6"]
 
 
-def test_peek_right_after_rebalance_peeks_the_stage_and_keeps_the_next_edge_rebalanced():
+# Jet's RebalanceBatchStageTest: peek before rebalance, never right after it
+
+
+def test_peek_and_rebalance_by_key_and_map_then_the_edge_is_partitioned_and_distributed():
     p = Pipeline.create()
-    p.readFrom(Sources.items([1])).rebalance(str).peek().map(str).writeTo(Sinks.noop())
+    p.readFrom(Sources.items(range(10))).peek().rebalance(str).map(str).writeTo(Sinks.noop())
     dag = plan(p)
     assert isinstance(dag.getVertex("items").processorSupplier, PeekingP)
     (edge,) = dag.getInboundEdges("map")
     assert edge.isDistributed and edge.routing is RoutingPolicy.PARTITIONED
+
+
+@pytest.mark.parametrize("keyFn", [None, str], ids=["round-robin", "by-key"])
+def test_rebalance_and_peek_is_refused_as_jet_refuses_it(keyFn):
+    rebalanced = Pipeline.create().readFrom(Sources.items(range(10))).rebalance(keyFn)
+    with pytest.raises(PipelineError) as raised:
+        rebalanced.peek()
+    assert re.fullmatch(
+        r"Stage 'items' \(defined at test_peek\.py:\d+\): peek\(\) not supported after rebalance\(\), as in Jet; "
+        r"call peek\(\) before rebalance\(\): stage\.peek\(\)\.rebalance\(\)",
+        str(raised.value),
+    )
 
 
 @pytest.mark.spark

@@ -1,10 +1,12 @@
 """Jet's RebalanceStreamStageTest, its plans ported: rebalance() before a stream's map makes the
-edge distributed (partitioned where by key); before a global window the aggregation keeps two
-stages, the rebalanced edge into its first; before a keyed window it is one stage, as Jet plans it."""
+edge distributed (partitioned where by key), and peek() comes before it, never right after;
+before a global window the aggregation keeps two stages, the rebalanced edge into its first;
+before a keyed window it is one stage, as Jet plans it."""
 
 import pytest
 
 from sparkjet import AggregateOperations, Pipeline, Sinks, TestSources, WindowDefinition
+from sparkjet.pipeline import PipelineError
 from sparkjet.coredag.model.edge import RoutingPolicy
 from sparkjet.planner import plan
 
@@ -46,14 +48,26 @@ def edgeFromTimestamps(dag):
 
 
 @pytest.mark.parametrize("keyFn", [None, itself], ids=["round-robin", "by-key"])
-@pytest.mark.parametrize("peeked", [False, True], ids=["", "peeked"])
-def test_rebalance_and_map_then_the_edge_is_distributed(keyFn, peeked):
+def test_rebalance_and_map_then_the_edge_is_distributed(keyFn):
     p = Pipeline.create()
-    rebalanced = stream(p).rebalance(keyFn)
-    (rebalanced.peek() if peeked else rebalanced).map(formatted).writeTo(Sinks.list("sink"))
+    stream(p).rebalance(keyFn).map(formatted).writeTo(Sinks.list("sink"))
     (edge,) = plan(p).dag.getInboundEdges("map")
     assert edge.isDistributed
     assert (edge.routing is RoutingPolicy.PARTITIONED) == (keyFn is not None)
+
+
+def test_peek_and_rebalance_by_key_and_map_then_the_edge_is_partitioned_and_distributed():
+    p = Pipeline.create()
+    stream(p).peek().rebalance(itself).map(formatted).writeTo(Sinks.list("sink"))
+    (edge,) = plan(p).dag.getInboundEdges("map")
+    assert edge.isDistributed and edge.routing is RoutingPolicy.PARTITIONED
+
+
+@pytest.mark.parametrize("keyFn", [None, itself], ids=["round-robin", "by-key"])
+def test_rebalance_and_peek_and_map_is_refused(keyFn):
+    rebalanced = stream(Pipeline.create()).rebalance(keyFn)
+    with pytest.raises(PipelineError, match=r": peek\(\) not supported after rebalance\(\), as in Jet; call peek\(\) before"):
+        rebalanced.peek().map(formatted)
 
 
 @pytest.mark.parametrize("keyFn", [None, doubled], ids=["round-robin", "by-key"])
