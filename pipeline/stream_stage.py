@@ -109,10 +109,19 @@ class StreamStage(Stage):
         return self
 
     def merge(self, other: "StreamStage") -> "StreamStage":
-        """Emit the items of this stream and of ``other``, a stream with event time if this one has it."""
-        if not isinstance(other, StreamStage) or other.timestamped != self.timestamped:
-            kind = "a timestamped stream stage" if self.timestamped else "a stream stage without timestamps"
+        """Emit the items of this stream and of ``other``, a stream with event time if this one
+        has it (Jet's rule: the merged stages both have timestamps, or neither has)."""
+        kind = "a timestamped stream stage" if self.timestamped else "a stream stage without timestamps"
+        if not isinstance(other, StreamStage):
             raise PipelineError(f"{self.describe()}: merge() takes {kind}, got {_describeStage(other)}")
+        if other.timestamped != self.timestamped:
+            untimed = other if self.timestamped else self
+            msg = (
+                f"{self.describe()}: The merged stages must either both have or both not have timestamp "
+                f"definitions: merge() takes {kind}, got {other.describe()}; give {untimed.describe()} "
+                "timestamps first, with addTimestamps(timestampFn, allowedLag)"
+            )
+            raise PipelineError(msg)
         return self._fromBatch(self._asBatch().merge(other._asBatch()))
 
     def mapStateful(self, createFn: Callable, mapFn: Callable) -> "StreamStage":

@@ -4,6 +4,7 @@ another and joins batch stages, and peek, rebalance, services and custom process
 events as on items. Each result is checked against a plain-Python computation."""
 
 import concurrent.futures
+import re
 from collections import Counter
 
 import pytest
@@ -147,6 +148,24 @@ def test_stateful_stream_stages_refuse_what_jet_refuses(jet):
         timed.hashJoin(timed, JoinClause.onKeys(itemKey, itemKey), lambda a, b: a)
     with pytest.raises(PipelineError, match=r"takes \(createFn, mapFn\) or \(ttl, createFn, mapFn, onEvictFn\)"):
         timed.groupingKey(itemKey).mapStateful(newCounter)
+
+
+@pytest.mark.parametrize("timedFirst", [True, False], ids=["timed-merge-untimed", "untimed-merge-timed"])
+def test_merging_a_timestamped_stream_with_one_without_says_jets_rule(timedFirst):
+    p = Pipeline.create()
+    timed = p.readFrom(TestSources.finiteStream(EVENTS)).withNativeTimestamps(0).setName("timed")
+    untimed = p.readFrom(TestSources.finiteStream(EVENTS)).withoutTimestamps().setName("untimed")
+    stage, other = (timed, untimed) if timedFirst else (untimed, timed)
+    with pytest.raises(PipelineError) as raised:
+        stage.merge(other)
+    kind = "a timestamped stream stage" if timedFirst else "a stream stage without timestamps"
+    where = r" \(defined at test_stateful_streams\.py:\d+\)"
+    assert re.fullmatch(
+        f"Stage '{stage.name()}'{where}: The merged stages must either both have or both not have timestamp "
+        f"definitions: merge\\(\\) takes {kind}, got Stage '{other.name()}'{where}; give Stage 'untimed'{where} "
+        r"timestamps first, with addTimestamps\(timestampFn, allowedLag\)",
+        str(raised.value),
+    ), str(raised.value)
 
 
 async def shouted(suffix, key):
