@@ -289,12 +289,11 @@ class _CooperativeLoop:
     def __init__(self, processor: Processor, outbox: Outbox, vertexName: str, inputWaited: bool = False) -> None:
         self._processor, self._outbox, self._vertexName = processor, outbox, vertexName
         self._idleHookDue = not inputWaited
-        self._idleSince = 0.0
 
     def process(self, ordinal: int, batch: list) -> Iterator:
         """Present ``batch`` in the inbox of ``ordinal`` until the processor has taken it all."""
         inbox = Inbox(batch)
-        idleCalls = 0
+        idleCalls, idleSince = 0, 0.0
         while not inbox.isEmpty():
             if self._idleHookDue:
                 yield from self.repeat(lambda: callIdleHook(self._processor))
@@ -307,7 +306,7 @@ class _CooperativeLoop:
                 idleCalls = 0
             else:
                 idleCalls += 1
-                self._idle(idleCalls, "process()")
+                idleSince = self._idle(idleCalls, idleSince, "process()")
 
     def observeWatermark(self, pending: dict[int, list], watermark: Watermark) -> Iterator:
         """Process every pending batch, then give the processor ``watermark``; the idle message
@@ -349,7 +348,7 @@ class _CooperativeLoop:
 
     def repeat(self, call: Callable[[], bool]) -> Iterator:
         """Call ``call`` until it returns True, draining the outbox after each call."""
-        idleCalls = 0
+        idleCalls, idleSince = 0, 0.0
         while True:
             done = self._guarded(call, lambda: None)
             emitted = not self._outbox.isEmpty()
@@ -360,7 +359,7 @@ class _CooperativeLoop:
                 idleCalls = 0
             else:
                 idleCalls += 1
-                self._idle(idleCalls, "a method returning False")
+                idleSince = self._idle(idleCalls, idleSince, "a method returning False")
 
     def _guarded(self, call: Callable, failingItem: Callable[[], object]):
         try:
@@ -377,17 +376,18 @@ class _CooperativeLoop:
             for item in self._outbox.drainBucket(ordinal):
                 yield ordinal, item
 
-    def _idle(self, idleCalls: int, what: str) -> None:
+    def _idle(self, idleCalls: int, idleSince: float, what: str) -> float:
         """Wait after the ``idleCalls``-th call in a row that made no progress, as Jet's backoff
-        idler does: none for the first few, then a park of 1 µs doubling up to 1 ms. The clock is
-        read only where the loop parks; a processor idle for MAX_SECONDS_WITHOUT_PROGRESS fails."""
+        idler does: none for the first few, then a park of 1 µs doubling up to 1 ms; return when
+        the streak's first park came (``idleSince`` after it). The clock is read only where the
+        loop parks; a processor idle for MAX_SECONDS_WITHOUT_PROGRESS fails."""
         if idleCalls <= IDLE_SPINS:
-            return
+            return idleSince
         parks = idleCalls - IDLE_SPINS
         now = monotonic()
         if parks == 1:
-            self._idleSince = now
-        elif now - self._idleSince > MAX_SECONDS_WITHOUT_PROGRESS:
+            idleSince = now
+        elif now - idleSince > MAX_SECONDS_WITHOUT_PROGRESS:
             msg = (
                 f"The processor of vertex '{self._vertexName}' made no progress in "
                 f"{MAX_SECONDS_WITHOUT_PROGRESS:g} s of calls of {what}: it must remove items from "
@@ -395,3 +395,4 @@ class _CooperativeLoop:
             )
             raise ProcessorContractError(msg)
         sleep(min(MIN_PARK_SECONDS * 2 ** min(parks - 1, 10), MAX_PARK_SECONDS))
+        return idleSince
