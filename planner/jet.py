@@ -391,7 +391,8 @@ class Jet:
                 running = self._executor.submit(self._finally, stream.run, jobName, control)
                 return self._started(Job(jobName, planned, running, control, stream.metrics, stream.suspension, stream))
             batch = functools.partial(self._runBatch, spark, dag, planned.physical, jobName, control, assertions)
-            return self._started(Job(jobName, planned, self._executor.submit(self._finally, batch, jobName, control), control))
+            running = self._executor.submit(self._finally, batch, jobName, control)
+            return self._started(Job(jobName, planned, running, control))
         except BaseException:
             self._unregister(jobName, control)
             raise

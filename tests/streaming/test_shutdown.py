@@ -102,13 +102,16 @@ def test_shutdown_stops_a_running_stream_job_after_its_snapshot_and_it_goes_on_e
     with pytest.raises(StoppedByShutdown, match=r"submit it again with the same name and checkpoint location"):
         job.join()
     assert job.getStatus() is JobStatus.NOT_RUNNING
+    shown = "StoppedByShutdown: Job &#x27;counting&#x27; was stopped by Jet.shutdown() after micro-batch"
+    assert shown in job._repr_html_(), "a notebook shows where the job goes on from"
     with pytest.raises(JobError, match=r"job status is NOT_RUNNING: Jet.shutdown\(\) stopped it"):
         job.resume()
     assert int(said.group(1)) == committed(checkpoint) - 1, "its last micro-batch was committed"
     kept = linesIn(output)
     assert kept in (runningCounts(["ant", "bee", "ant"]), runningCounts(["ant", "bee", "ant", "bee", "cat"]))
     dropFile(watched, "c.txt", ["ant", "cat", "dog"])
-    goesOnExactly(spark, counting(watched, output), checkpoint, output, ["ant", "bee", "ant", "bee", "cat", "ant", "cat", "dog"])
+    words = ["ant", "bee", "ant", "bee", "cat", "ant", "cat", "dog"]
+    goesOnExactly(spark, counting(watched, output), checkpoint, output, words)
 
 
 def stuckWhile(marker, started):
@@ -154,7 +157,8 @@ def slowly(item: int) -> int:
 
 
 def test_with_jet_shuts_down_at_its_end_waiting_for_batch_jobs_and_stopping_stream_jobs(spark, tmp_path, capfd):
-    """A stream job without a processing guarantee keeps nothing: it says it starts over if submitted again."""
+    """A stream job without a processing guarantee keeps nothing: it says it starts over if submitted
+    again; a suspended one ends where it stopped."""
     watched = tmp_path / "in"
     watched.mkdir()
     stream = Pipeline.create()
@@ -162,26 +166,35 @@ def test_with_jet_shuts_down_at_its_end_waiting_for_batch_jobs_and_stopping_stre
     batch = Pipeline.create()
     batch.readFrom(Sources.items(range(300))).map(slowly).writeTo(Sinks.list("numbers"))
     results: dict = {}
-    stopper = threading.Thread(target=lambda: shutDownAtTheEnd(spark, stream, batch, watched, results), daemon=True)
+    stopper = threading.Thread(
+        target=lambda: shutDownAtTheEnd(spark, stream, batch, watched, tmp_path / "checkpoint", results), daemon=True
+    )
     stopper.start()
     eventually(lambda: not stopper.is_alive())
-    streamJob, batchJob = results["jobs"]
+    streamJob, suspendedJob, batchJob = results["jobs"]
     assert batchJob.getStatus() is JobStatus.COMPLETED, "the batch job was waited for"
     assert sorted(results["numbers"]) == list(range(300))
-    assert streamJob.getStatus() is JobStatus.NOT_RUNNING
-    assert results["lines"] == ["one"]
+    assert streamJob.getStatus() is suspendedJob.getStatus() is JobStatus.NOT_RUNNING
+    assert results["lines"] == ["one", "one"]
+    said = capfd.readouterr().err
     assert (
         "sparkjet: Job 'lines' was stopped by Jet.shutdown(); without a processing guarantee it keeps no snapshot: "
         "submitted again, it starts from the start of its sources, its state empty"
-    ) in capfd.readouterr().err
+    ) in said
+    assert re.search(r"sparkjet: Job 'suspended' was stopped by Jet\.shutdown\(\) after micro-batch \d+, its snapshot", said)
+    assert (tmp_path / "checkpoint").is_dir()
 
 
-def shutDownAtTheEnd(spark, stream: Pipeline, batch: Pipeline, watched, results: dict) -> None:
+def shutDownAtTheEnd(spark, stream: Pipeline, batch: Pipeline, watched, checkpoint, results: dict) -> None:
     with Jet(spark=spark) as jet:
         streamJob = jet.newJob(stream, name="lines")
+        config = JobConfig().setProcessingGuarantee(ProcessingGuarantee.EXACTLY_ONCE).setCheckpointLocation(str(checkpoint))
+        suspendedJob = jet.newJob(stream, config, name="suspended")
         dropFile(watched, "a.txt", ["one"])
-        eventually(lambda: jet.getList("lines") == ["one"])
-        results["jobs"] = streamJob, jet.newJob(batch)
+        eventually(lambda: jet.getList("lines") == ["one", "one"])
+        suspendedJob.suspend()
+        eventually(lambda: suspendedJob.getStatus() is JobStatus.SUSPENDED)
+        results["jobs"] = streamJob, suspendedJob, jet.newJob(batch)
     results["numbers"], results["lines"] = jet.getList("numbers"), jet.getList("lines")
 
 

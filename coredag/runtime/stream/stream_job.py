@@ -143,7 +143,7 @@ class StreamJob:
             while True:
                 try:
                     metrics = self._current.run()
-                except Exception:  # a micro-batch whose Spark jobs a shutdown cancelled failed: the job stops all the same
+                except Exception:  # a micro-batch whose Spark jobs a shutdown cancelled: the job stops all the same
                     if self._cancelledAfter is None or self._control.cancelled:
                         raise
                     raise StoppedByShutdown(self._stoppedMessage(self._cancelledAfter)) from None
