@@ -133,6 +133,12 @@ class JobError(SparkjetError, RuntimeError):
     """A job failed while it ran."""
 
 
+class StoppedByShutdown(JobError):
+    """``Jet.shutdown()`` stopped a stream job after its last snapshot, as Jet's graceful member
+    shutdown does: its checkpoint is kept, and the job submitted again with the same name (and
+    checkpoint location) goes on from there. What ``join()`` raises; its status is NOT_RUNNING."""
+
+
 class InputError(JobError):
     """A job's input cannot be read: a missing directory, no matching file, an unreadable file or
     charset, a line that does not decode; the message names the file and, where known, the line."""

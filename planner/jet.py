@@ -7,6 +7,7 @@ import enum
 import functools
 import itertools
 import os
+import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterator
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from sparkjet.coredag.api.standard import preflightDag
-from sparkjet.coredag.errors import DagError, Interrupted, JobError, SessionError, SparkjetError
+from sparkjet.coredag.errors import DagError, Interrupted, JobError, SessionError, SparkjetError, StoppedByShutdown
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics
 from sparkjet.coredag.runtime.stream.stream_dag import notExactlyOnce, streamSources
@@ -38,6 +39,15 @@ MASTER_VARIABLE = "SPARKJET_MASTER"
 
 WAIT_SLICE_SECONDS = 0.25
 """How long ``join()`` waits at a time: Ctrl-C is seen within it."""
+
+GRACEFUL_SHUTDOWN_MAX_WAIT_SECONDS = 60.0
+"""How long ``Jet.shutdown()`` waits for its stream jobs to stop after their micro-batch in
+progress before it cancels that micro-batch's Spark jobs (Hazelcast's
+``hazelcast.graceful.shutdown.max.wait``, 600 s there, which covers moving partitions too)."""
+
+CANCELLED_STOP_SECONDS = 60.0
+"""How long ``Jet.shutdown()`` then waits for a stream job whose Spark jobs it cancelled to stop,
+its outputs cleaned up, before it goes on without it."""
 
 JET_LIFECYCLE_CALLS = {
     "suspend": "Cannot SUSPEND_GRACEFUL",
@@ -70,7 +80,9 @@ def watchingJobs(runs: bool) -> "Iterator[list[Job]]":
 
 
 class JobStatus(enum.Enum):
-    """Where a job is in its life, as Jet's ``JobStatus`` names it (a cancelled job has FAILED)."""
+    """Where a job is in its life, as Jet's ``JobStatus`` names it (a cancelled job has FAILED;
+    a stream job ``Jet.shutdown()`` stopped is NOT_RUNNING, as a Jet job whose execution its
+    member's shutdown interrupted, until it is started again)."""
 
     NOT_RUNNING = "NOT_RUNNING"
     RUNNING = "RUNNING"
@@ -117,17 +129,21 @@ class Job:
 
     def getStatus(self) -> JobStatus:
         """Return the job's status now: RUNNING until it completes (a stream job: until it is
-        cancelled or its finite stream ends), then COMPLETED or FAILED; NOT_RUNNING if only planned."""
+        cancelled or its finite stream ends), then COMPLETED or FAILED; NOT_RUNNING if only
+        planned, or if ``Jet.shutdown()`` stopped it (a stream job goes on when submitted again)."""
         if not self._future.done():
             suspended = self._suspension is not None and self._suspension.state is SuspensionState.SUSPENDED
             return JobStatus.SUSPENDED if suspended else JobStatus.RUNNING
+        if not self._future.cancelled() and isinstance(self._future.exception(), StoppedByShutdown):
+            return JobStatus.NOT_RUNNING
         if self._future.cancelled() or self._future.exception() is not None:
             return JobStatus.FAILED
         return JobStatus.NOT_RUNNING if self._control is None else JobStatus.COMPLETED
 
     def join(self) -> None:
         """Wait until the job completes; raise the error that failed it (CancelledError if
-        ``cancel()`` stopped it, Interrupted if Ctrl-C did). While it waits, the job's progress
+        ``cancel()`` stopped it, Interrupted if Ctrl-C did, StoppedByShutdown if ``Jet.shutdown()``
+        stopped the stream job, naming where it goes on from). While it waits, the job's progress
         shows on a terminal's stderr or in a notebook (see planner/progress.py)."""
         if self._future.done():
             self._result()
@@ -230,6 +246,7 @@ class Job:
             fix = {
                 JobStatus.SUSPENDED: "resume() it first",
                 JobStatus.RUNNING: "it is not suspended",
+                JobStatus.NOT_RUNNING: "Jet.shutdown() stopped it; submit it again with the same name to go on",
             }.get(status, "the job has ended (a cancelled job has FAILED, as in Jet)")
             raise JobError(f"Job '{self.name}': {JET_LIFECYCLE_CALLS[method]}, job status is {status.name}: {fix}")
         return suspension
@@ -296,6 +313,8 @@ class Jet:
         self._lists: dict[str, list] = {}
         self._dataFrames: dict[str, object] = {}
         self._running: set[str] = set()
+        self._jobs: list[Job] = []
+        """The jobs this client started and that had not ended when the last one started."""
         self._lock = threading.Lock()
         self._executor = concurrent.futures.ThreadPoolExecutor(thread_name_prefix="sparkjet-job")
 
@@ -370,12 +389,19 @@ class Jet:
                     spark, attrs.evolve(start, dag=dag), planned.physical, jobName, control, self._publishLists, assertions
                 )
                 running = self._executor.submit(self._finally, stream.run, jobName, control)
-                return Job(jobName, planned, running, control, stream.metrics, stream.suspension, stream)
+                return self._started(Job(jobName, planned, running, control, stream.metrics, stream.suspension, stream))
             batch = functools.partial(self._runBatch, spark, dag, planned.physical, jobName, control, assertions)
-            return Job(jobName, planned, self._executor.submit(self._finally, batch, jobName, control), control)
+            running = self._executor.submit(self._finally, batch, jobName, control)
+            return self._started(Job(jobName, planned, running, control))
         except BaseException:
             self._unregister(jobName, control)
             raise
+
+    def _started(self, job: Job) -> Job:
+        """Note ``job`` among the jobs ``shutdown()`` ends or waits for."""
+        with self._lock:
+            self._jobs = [started for started in self._jobs if not started._future.done()] + [job]
+        return job
 
     def _finally(self, run: Callable[[], JobMetrics], jobName: str, control: "JobControl") -> JobMetrics:
         """Run a job to its end, then note it no longer runs."""
@@ -443,16 +469,54 @@ class Jet:
                 )
             return self._dataFrames[name]
 
-    def shutdown(self) -> None:
-        """Wait for running jobs; then stop the Spark session if sparkjet started it and no
-        other Jet client uses it."""
+    def shutdown(self, maxWaitSeconds: float = GRACEFUL_SHUTDOWN_MAX_WAIT_SECONDS) -> None:
+        """Stop the running stream jobs as Jet's graceful member shutdown does (see
+        ``_stopStreamJobs``) and wait for the batch jobs; then stop the Spark session if sparkjet
+        started it and no other Jet client uses it. A micro-batch still running after
+        ``maxWaitSeconds`` has its Spark jobs cancelled: shutdown never waits forever for a stream."""
         from sparkjet.coredag.runtime.session import sharedSessions
 
-        self._executor.shutdown(wait=True)
+        with self._lock:
+            jobs = list(self._jobs)
+        stuck = self._stopStreamJobs([job for job in jobs if job._stream is not None], maxWaitSeconds)
+        if stuck:  # the batch jobs are waited for all the same
+            concurrent.futures.wait([job._future for job in jobs if job._stream is None])
+        self._executor.shutdown(wait=not stuck)
         with self._lock:
             if self._sharesSpark:
                 sharedSessions.release(self._spark)
             self._spark, self._sharesSpark = None, False
+
+    def _stopStreamJobs(self, streams: list[Job], maxWaitSeconds: float) -> list[Job]:
+        """Stop ``streams`` after their micro-batch in progress, its states saved and committed,
+        and end them, keeping their checkpoints; cancel the Spark jobs of a micro-batch that has not
+        ended after ``maxWaitSeconds``; say on stderr how each stopped. Return those that did not
+        stop even then (the session stops under them)."""
+        running = [job for job in streams if not job._future.done()]
+        for job in running:
+            job._stream.shutDown()
+        _, late = concurrent.futures.wait([job._future for job in running], timeout=maxWaitSeconds)
+        for job in running:
+            if job._future in late:
+                job._stream.cancelMicroBatch(maxWaitSeconds)
+        _, late = concurrent.futures.wait(late, timeout=CANCELLED_STOP_SECONDS)
+        for job in running:
+            if job._future in late:
+                print(
+                    f"sparkjet: Job '{job.name}' did not stop within {CANCELLED_STOP_SECONDS:g} s of its Spark jobs' "
+                    "cancel: Jet.shutdown() goes on without it",
+                    file=sys.stderr,
+                )
+            elif isinstance(job._future.exception(), StoppedByShutdown):
+                print(f"sparkjet: {job._future.exception()}", file=sys.stderr)
+        return [job for job in running if job._future in late]
+
+    def __enter__(self) -> "Jet":
+        """Return this client, to ``shutdown()`` at the end of a ``with`` block."""
+        return self
+
+    def __exit__(self, *raised) -> None:
+        self.shutdown()
 
 
 def warnNotExactlyOnce(jobName: str, sinks: list[str]) -> None:

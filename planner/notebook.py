@@ -63,19 +63,19 @@ def pipelineBundle(pipeline: Pipeline) -> dict[str, str]:
 
 def jobHtml(job) -> str:
     """Return the notebook's display of ``job`` (a Job): a table of its status and figures (its
-    progress while it runs, its error if it failed) and the picture of its plan, with its
-    figures once it ran (a stream job's: so far)."""
+    progress while it runs, its error if it failed, or where it goes on from if ``Jet.shutdown()``
+    stopped it) and the picture of its plan, with its figures once it ran (a stream job's: so far)."""
     status = job.getStatus()
     rows = [("Job", job.name), ("Status", status.value)]
     metrics = None
-    if status is JobStatus.COMPLETED or (job.isStream and status is not JobStatus.NOT_RUNNING):
+    if status is JobStatus.COMPLETED or job.isStream:
         metrics = job.metrics()
         rows += summaryRows(metrics)
     elif status is JobStatus.RUNNING:
         from sparkjet.planner.progress import jobText  # imports pyspark, which a running job has
 
         rows.append(("Progress", jobText(job).partition(": ")[2]))
-    if status is JobStatus.FAILED:
+    if status is JobStatus.FAILED or (job.isStream and status is JobStatus.NOT_RUNNING):
         rows.append(("Error", failureOf(job)))
     table = "".join(f"<tr><th>{name}</th><td>{html.escape(str(value))}</td></tr>" for name, value in rows)
     return f'{STYLE}<div class="sparkjet-job"><table>{table}</table>{svgElement(job.plan, metrics)}</div>'

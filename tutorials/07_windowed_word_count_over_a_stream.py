@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> dict:
                 results = awaitWindows(jet, job, windowsWithWords(lines), args.stall)
                 seconds = time.perf_counter() - started
             finally:
-                cancelled(job)  # a stream job runs until cancelled; shutdown() would wait for it
+                cancelled(job)  # a stream job runs until cancelled; shutdown() would stop it to go on later
         finally:
             jet.shutdown()
 

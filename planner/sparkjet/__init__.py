@@ -25,6 +25,7 @@ from sparkjet.coredag import (
     RoutingPolicy,
     SessionError,
     SparkjetError,
+    StoppedByShutdown,
     UserFunctionError,
     Vertex,
 )
@@ -112,6 +113,7 @@ __all__ = [
     "SourceBuilder",
     "Sources",
     "SparkjetError",
+    "StoppedByShutdown",
     "Tag",
     "TestSources",
     "UserFunctionError",

@@ -1,5 +1,6 @@
 """A stream job on the driver: checked and prepared before it runs (what it starts from), then
-run a ``StreamRun`` at a time: one until the job ends, a new one after each resume or restart."""
+run a ``StreamRun`` at a time: one until the job ends, a new one after each resume or restart;
+``Jet.shutdown()`` ends it after its last snapshot, its checkpoint kept."""
 
 import warnings
 from collections.abc import Callable
@@ -7,7 +8,7 @@ from collections.abc import Callable
 import attrs
 
 from sparkjet.coredag.api.processor import ProcessingGuarantee
-from sparkjet.coredag.errors import JobError
+from sparkjet.coredag.errors import JobError, StoppedByShutdown
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics
 from sparkjet.coredag.processors.sinks import FilesSinkP
@@ -15,6 +16,7 @@ from sparkjet.coredag.processors.sources import isHadoopUrl
 from sparkjet.coredag.runtime.execution import JobControl
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
 from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError, checkPrivate
+from sparkjet.coredag.runtime.state_files import withoutPassword
 from sparkjet.coredag.runtime.stream.checkpoint import CheckpointLock, StreamCheckpoint
 from sparkjet.coredag.runtime.stream.exported_snapshot import (
     JobStateSnapshot,
@@ -115,6 +117,9 @@ class StreamJob:
     ) -> None:
         self.suspension = Suspension()
         self._control, self._lock = control, start.lock
+        self._spark, self._jobName, self._checkpoint = spark, jobName, start.checkpoint
+        self._cancelledAfter: float | None = None
+        """How long a shutdown waited for the micro-batch in progress before it cancelled its Spark jobs."""
         self._filesSinks = [] if start.checkpoint is not None else [
             vertex.name for vertex in start.dag if isinstance(unpeeked(vertex), FilesSinkP)
         ]
@@ -133,16 +138,23 @@ class StreamJob:
 
     def run(self) -> JobMetrics:
         """Run until the job ends; between a suspension and a resume, wait. The checkpoint is
-        the job's until then."""
+        the job's until then. A shutdown ends it with StoppedByShutdown, its checkpoint kept."""
         try:
             while True:
-                metrics = self._current.run()
+                try:
+                    metrics = self._current.run()
+                except Exception:  # a micro-batch whose Spark jobs a shutdown cancelled: the job stops all the same
+                    if self._cancelledAfter is None or self._control.cancelled:
+                        raise
+                    raise StoppedByShutdown(self._stoppedMessage(self._cancelledAfter)) from None
                 if self._control.cancelled:  # a cancel that came as the run stopped ends the job all the same
                     self._current.discardCheckpoint()
                     raise self._control.cancellation()
                 if not self._current.suspended:
                     return metrics
                 if not self.suspension.awaitGoOn(lambda: self._control.cancelled):
+                    if not self._control.cancelled:
+                        raise StoppedByShutdown(self._stoppedMessage())
                     self._current.discardCheckpoint()
                     raise self._control.cancellation()
                 self._current = self._newRun(self._current.claimedOutputs())
@@ -151,6 +163,37 @@ class StreamJob:
                 home.unpersist()
             if self._lock is not None:
                 self._lock.release()
+
+    def shutDown(self) -> None:
+        """Stop the job after its micro-batch in progress, its states saved and committed, and
+        end it (a suspended job ends at once), keeping its checkpoint."""
+        self.suspension.shutDown()
+
+    def cancelMicroBatch(self, waited: float) -> None:
+        """Cancel the Spark jobs of the micro-batch a shutdown waited ``waited`` seconds for: it
+        is not committed (its files are removed), and runs again when the job goes on."""
+        self._cancelledAfter = waited
+        self._spark.sparkContext.cancelJobGroup(self._control.group)
+
+    def _stoppedMessage(self, cancelledAfter: float | None = None) -> str:
+        """Return what the job says when a shutdown ended it: where it goes on from, and how (and
+        that its micro-batch in progress was cancelled after ``cancelledAfter`` seconds)."""
+        cancelled = "" if cancelledAfter is None else (
+            f" (its micro-batch in progress did not end within {cancelledAfter:g} s: its Spark jobs were "
+            "cancelled, and it runs again then)"
+        )
+        if self._checkpoint is None:
+            return (
+                f"Job '{self._jobName}' was stopped by Jet.shutdown(); without a processing guarantee it keeps no "
+                f"snapshot: submitted again, it starts from the start of its sources, its state empty{cancelled}"
+            )
+        committed = self._checkpoint.lastCommittedBatch()
+        where = "before its first micro-batch" if committed is None else f"after micro-batch {committed}"
+        return (
+            f"Job '{self._jobName}' was stopped by Jet.shutdown() {where}, its snapshot committed in its checkpoint "
+            f"'{withoutPassword(self._checkpoint.location)}': submit it again with the same name and checkpoint "
+            f"location to go on from there{cancelled}"
+        )
 
     def checkStartingOver(self, jobName: str, method: str) -> None:
         """Refuse to stop a job without a guarantee, to start it over from the start of its
