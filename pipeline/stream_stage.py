@@ -179,7 +179,7 @@ class StreamStage(Stage):
 
     def customTransform(self, name: str, processorSupplier: Callable) -> "StreamStage":
         """Run your own processors, named ``name``, on this stage's items; on a stream with event
-        time they take and emit ``JetEvent``s and get its watermarks, as Jet's do."""
+        time they take and emit ``JetEvent`` items and get its watermarks, as Jet's do."""
         return self._fromBatch(self._asBatch().customTransform(name, processorSupplier))
 
     def hashJoin(self, other: BatchStage, clause: JoinClause, mapFn: Callable) -> "StreamStage":
