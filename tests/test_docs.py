@@ -3,6 +3,8 @@ is reachable from a table of contents, and neither the docs, the tutorials they 
 team knows (seed documents, issue numbers, commit hashes). ``make docs`` builds the site and fails
 on any warning; CI runs it."""
 
+import importlib
+import inspect
 import re
 
 import pytest
@@ -53,3 +55,27 @@ def test_no_page_cites_what_only_the_team_knows(page):
 def test_the_tutorials_the_docs_include_are_every_tutorial():
     included = {page.name for page in (DOCS / "tutorials").glob("[0-9][0-9]_*.md")}
     assert included == {page.name for page in (PROJECT / "tutorials").glob("[0-9][0-9]_*.md")}
+
+
+def documentedObject(dottedName: str):
+    """Return the object an API page documents, by the dotted name autodoc is given."""
+    module, _, name = dottedName.rpartition(".")
+    while True:
+        try:
+            return getattr(importlib.import_module(module), name)
+        except ModuleNotFoundError:
+            module, _, outer = module.rpartition(".")
+            name = f"{outer}.{name}"
+            return getattr(documentedObject(f"{module}.{outer}"), name.split(".")[-1])
+
+
+def test_no_docstring_the_reference_shows_cites_what_only_the_team_knows():
+    cited = {}
+    for dottedName in documentedNames():
+        documented = documentedObject(dottedName)
+        members = vars(documented).items() if inspect.isclass(documented) else []
+        for name, value in [("", documented), *members]:
+            found = INTERNAL.findall(inspect.getdoc(value) or "") if not name.startswith("_") else []
+            if found:
+                cited[f"{dottedName}.{name}".rstrip(".")] = found
+    assert cited == {}
