@@ -322,10 +322,15 @@ def planSvg(work: Plan | Pipeline | DAG, metrics: JobMetrics | None = None, note
 
 def writePlanSvg(work: Plan | Pipeline | DAG, path: str, metrics: JobMetrics | None = None) -> tuple[str, str | None]:
     """Draw a plan, or the plan of a Pipeline (with its stages) or of a Core DAG, into an SVG file,
-    annotated with a job's ``metrics`` if given, as it best fits a screen (see screenPicture);
-    without ``dot``, write the DOT text instead.
+    as it best fits a screen (see screenPicture); without ``dot``, write the DOT text instead.
 
-    Returns the path written and, when it is DOT text, a note saying how to get the SVG."""
+    Args:
+        work: a Pipeline, a plan, or a Core DAG.
+        path: the SVG file to write.
+        metrics: a job's figures to draw on the plan (``job.metrics()``).
+
+    Returns:
+        The path written and, when it is DOT text, a note saying how to get the SVG."""
     picture = screenPicture(planOf(work), metrics)
     with writingFile(path, "the plan's picture"):
         return writeSvg(picture, path)
