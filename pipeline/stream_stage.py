@@ -84,7 +84,7 @@ class StreamStage(Stage):
         return timestamped(self, timestampFn, allowedLag)
 
     def groupingKey(self, keyFn: Callable) -> "StreamStageWithKey":
-        """Return a view of this stage whose windows and states work per ``keyFn(item)``."""
+        """Return a view of this stage whose windows and state work per ``keyFn(item)``."""
         checkFunction(keyFn, self.name(), "keyFn")
         return StreamStageWithKey(self, keyFn)
 

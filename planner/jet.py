@@ -175,7 +175,7 @@ class Job:
             self._control.cancel()
 
     def suspend(self) -> None:
-        """Stop the running stream job after the states of its last micro-batch are saved,
+        """Stop the running stream job after the snapshot of its last micro-batch is saved,
         keeping its checkpoint; ``resume()`` goes on from there (Jet's ``Job.suspend()``). A job
         without a processing guarantee keeps nothing: resumed, it starts again from the start of
         its sources, empty, as Jet's does (refused where a files sink would write over its files)."""

@@ -46,7 +46,7 @@ class SnapshotError(JobError):
 @attrs.frozen
 class JobStateSnapshot:
     """A snapshot exported under ``snapshotName`` (Jet's ``JobStateSnapshot``): the state of job
-    ``job`` after micro-batch ``batchId``, taken at ``created`` (epoch milliseconds), its states
+    ``job`` after micro-batch ``batchId``, taken at ``created`` (epoch milliseconds), its state files
     ``size`` bytes; ``processorKinds`` names the processor of each vertex that saved entries,
     ``sourceCount`` the stream sources the job read."""
 
@@ -72,7 +72,7 @@ class JobStateSnapshot:
         return self.created
 
     def payloadSize(self) -> int:
-        """Return the size of the processors' states, in bytes."""
+        """Return the size of the snapshot's state files, in bytes."""
         return self.size
 
     def destroy(self) -> None:
