@@ -55,3 +55,5 @@ html_theme_options = {
     "secondary_sidebar_items": ["page-toc"],
 }
 html_context = {"default_mode": "light"}
+# Pages without sub-pages need no section navigation.
+html_sidebars = {"index": [], "glossary": []}
