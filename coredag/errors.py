@@ -112,8 +112,8 @@ class DagError(SparkjetError, ValueError):
 
 
 class ProcessorContractError(SparkjetError, RuntimeError):
-    """A processor broke seed 003's contract: an outbox misused, an ordinal it does not handle, no
-    progress."""
+    """A processor broke the contract of Jet's Processor API: an outbox misused, an ordinal it does
+    not handle, no progress."""
 
 
 class OutputError(SparkjetError, ValueError):

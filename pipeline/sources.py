@@ -73,14 +73,17 @@ class Sources:
         directory: str, glob: str = "*", charset: str = "utf-8", *,
         ignoreMissingFiles: bool = True, maxLineBytes: int = DEFAULT_MAX_LINE_BYTES,
     ) -> FileWatcherSource:
-        """Stream the lines of the files that appear in ``directory`` with names matching ``glob``.
+        """Stream the lines of the files that appear in ``directory`` with names matching ``glob``:
+        each file whole, once, those already there when the job starts included; appends to a file
+        already read are not seen, so move files in atomically (docs/guide/streams.md).
 
-        Spark's file stream source finds them: each file whole, once, those already there when
-        the job starts included, and appends to a file already read are not seen (Jet's watcher
-        reads only what is added after the start, appends too). Move files in atomically. A file
-        deleted before it is read is skipped with a warning (an error unless
-        ``ignoreMissingFiles``); undecodable bytes in ``charset`` and a line longer than
-        ``maxLineBytes`` fail the job naming the file."""
+        Args:
+            directory: the watched directory.
+            glob: which files of the directory to read.
+            charset: the files' charset; undecodable bytes fail the job naming the file.
+            ignoreMissingFiles: skip, with a warning, a file deleted before it is read; False makes
+                it an InputError.
+            maxLineBytes: the longest line read; a longer one fails the job naming the file and line."""
         return fileWatcher(directory, glob, charset, ignoreMissingFiles=ignoreMissingFiles, maxLineBytes=maxLineBytes)
 
     @staticmethod
@@ -91,10 +94,15 @@ class Sources:
     @staticmethod
     def files(directory: str, glob: str = "*", charset: str = "utf-8") -> FilesSource:
         """Read the lines of the files in ``directory`` whose names match ``glob`` (an empty
-        directory gives none); a directory given as a URL (``hdfs://``, ``s3a://``,
-        ``file://`` ...) is read by Spark's reader. Lines end at ``\\r\\n``, ``\\r`` or ``\\n``;
-        hidden files (names starting with '.' or '_') and a UTF-8 byte order mark at the start
-        of a file are skipped, as in Spark's reader."""
+        directory gives none), as Spark's reader gives them: lines end at ``\\r\\n``, ``\\r`` or
+        ``\\n``; hidden files (names starting with '.' or '_') and a UTF-8 byte order mark at the
+        start of a file are skipped.
+
+        Args:
+            directory: a local path, or a URL (``hdfs://``, ``s3a://``, ``file://`` ...) read by
+                Spark's reader.
+            glob: which files of the directory to read.
+            charset: the files' charset; one whose newline is the byte ``\\n`` (UTF-8, Latin-1...)."""
         name = f"filesSource({os.path.join(directory, glob)})"
         return FilesSource(name, directory, glob, readableCharset(charset, "Sources.files"))
 

@@ -84,7 +84,7 @@ class StreamStage(Stage):
         return timestamped(self, timestampFn, allowedLag)
 
     def groupingKey(self, keyFn: Callable) -> "StreamStageWithKey":
-        """Return a view of this stage whose windows and states work per ``keyFn(item)``."""
+        """Return a view of this stage whose windows and state work per ``keyFn(item)``."""
         checkFunction(keyFn, self.name(), "keyFn")
         return StreamStageWithKey(self, keyFn)
 
@@ -188,7 +188,7 @@ class StreamStage(Stage):
 
     def customTransform(self, name: str, processorSupplier: Callable) -> "StreamStage":
         """Run your own processors, named ``name``, on this stage's items; on a stream with event
-        time they take and emit ``JetEvent``s and get its watermarks, as Jet's do."""
+        time they take and emit ``JetEvent`` items and get its watermarks, as Jet's do."""
         return self._fromBatch(self._asBatch().customTransform(name, processorSupplier))
 
     def hashJoin(self, other: BatchStage, clause: JoinClause, mapFn: Callable) -> "StreamStage":

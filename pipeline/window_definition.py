@@ -60,15 +60,17 @@ class WindowDefinition:
 
     @staticmethod
     def tumbling(windowSize: int) -> SlidingWindowDefinition:
-        """Return back-to-back windows of ``windowSize``."""
+        """Return back-to-back windows of ``windowSize`` milliseconds of event time."""
         return SlidingWindowDefinition(windowSize, windowSize)
 
     @staticmethod
     def sliding(windowSize: int, slideBy: int) -> SlidingWindowDefinition:
-        """Return windows of ``windowSize`` starting every ``slideBy``."""
+        """Return windows of ``windowSize`` milliseconds of event time starting every ``slideBy``
+        milliseconds; ``windowSize`` must be a multiple of ``slideBy``."""
         return SlidingWindowDefinition(windowSize, slideBy)
 
     @staticmethod
     def session(sessionTimeout: int) -> SessionWindowDefinition:
-        """Return session windows closed after ``sessionTimeout`` without events."""
+        """Return session windows closed after ``sessionTimeout`` milliseconds of event time without
+        events."""
         return SessionWindowDefinition(sessionTimeout)

@@ -191,7 +191,7 @@ class Job:
             self._control.cancel()
 
     def suspend(self) -> None:
-        """Stop the running stream job after the states of its last micro-batch are saved,
+        """Stop the running stream job after the snapshot of its last micro-batch is saved,
         keeping its checkpoint; ``resume()`` goes on from there (Jet's ``Job.suspend()``). A job
         without a processing guarantee keeps nothing: resumed, it starts again from the start of
         its sources, empty, as Jet's does (refused where a files sink would write over its files)."""
@@ -293,8 +293,14 @@ class Job:
 
 
 class Jet:
-    """Runs jobs on Spark: an embedded local session by default, or a given one or master;
-    ``ui=False`` (or SPARKJET_UI=0) starts it without Spark's web UI."""
+    """Runs jobs on Spark: an embedded local session by default, or a given one or master.
+
+    Args:
+        spark: a SparkSession of yours to run on (not with ``master``).
+        master: a master URL (``local[4]``, ``spark://host:7077``) for the session Jet starts;
+            by default spark-submit's, else ``local[*]``.
+        ui: whether a session Jet starts shows Spark's web UI (default: yes, unless
+            ``SPARKJET_UI=0``)."""
 
     _jobNumbers = itertools.count(1)
 
@@ -338,9 +344,16 @@ class Jet:
             return readyForSparkjet(self._spark)
 
     def newJob(self, work: Plan | Pipeline | DAG, config: JobConfig | None = None, name: str | None = None) -> Job:
-        """Plan ``work`` once (a Pipeline; a Core DAG is taken as built), check its inputs and
-        outputs, start it; ``config`` (Jet's ``JobConfig``) names it and sets a stream job's
-        processing guarantee."""
+        """Plan ``work`` once, check its inputs and outputs, and start it.
+
+        Args:
+            work: a Pipeline, a plan of one, or a Core DAG (taken as built).
+            config: Jet's ``JobConfig``: the job's name, a stream job's processing guarantee,
+                checkpoint and initial snapshot.
+            name: the job's name, where ``config`` gives none.
+
+        Returns:
+            The running ``Job``; ``join()`` waits for it."""
         config = config or JobConfig()
         planned = planOf(work).validate()
         jobName = name or config.getName() or f"job-{next(Jet._jobNumbers)}"

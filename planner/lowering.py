@@ -1,18 +1,7 @@
-"""Lowering: each pipeline stage becomes Core DAG vertices and edges, one function per kind.
-
-``lowerToDag`` returns the DAG together with what lowering knows and nothing downstream should
-guess from names: each vertex's role (which stages, which step) and the reason for each choice
-between one vertex and two. To add a stage kind:
-
-1. a frozen ``Transform`` subclass in pipeline/transforms.py and the ``BatchStage`` method that
-   attaches it (pipeline/stage.py); a stateless kind subclasses ``StatelessTransform`` and names
-   its ``stepKind`` instead, and needs nothing below;
-2. here, ``@lowerStage.register`` a function ``(transform, builder, index)`` that adds the
-   kind's vertices with ``builder.addVertex(name, supplier, parallelism, step=...)``, its edges
-   with ``builder.addEdges``/``addEdge``, and ends with ``builder.setExit(index, vertex)``.
-
-A kind with no lowering fails planning with a PlanningError naming the kind and the stage.
-"""
+"""Lowering: each pipeline stage becomes Core DAG vertices and edges, one function per kind,
+registered with ``@lowerStage.register``. ``lowerToDag`` returns the DAG with each vertex's role
+and the reason for each choice between one vertex and two. How to add a stage kind:
+docs/internals/core-dag-on-spark.md, "Adding a kind of stage"."""
 
 import functools
 import operator

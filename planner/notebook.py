@@ -1,14 +1,6 @@
-"""sparkjet in a notebook (Jupyter): how a pipeline, a plan and a job show inline, and a
-running job's progress in the cell that waits for it.
-
-A Pipeline and a Plan show as the plan's picture (SVG), a Job as a small table of its status
-and figures with the picture of its plan (with its figures once it ran), JobMetrics as tables
-(coredag/model/metrics.py draws them). The pipeline never imports the planner, so it cannot
-draw its plan itself: ``Pipeline.notebookDisplay`` is the function it calls, which
-planner/planning.py sets, when the planner is imported (``import sparkjet`` imports both), to one
-calling ``pipelineBundle``. IPython is optional: this module imports it only inside a running
-kernel, which has it.
-"""
+"""sparkjet in a notebook (Jupyter): how a pipeline, a plan and a job show inline, and a running
+job's progress in the cell that waits for it. IPython is imported only inside a running kernel.
+How the pipeline shows its plan without importing the planner: docs/internals/client.md."""
 
 import html
 import sys

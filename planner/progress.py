@@ -1,16 +1,7 @@
 """Live progress while jobs run: each running job's stage, tasks and elapsed time; a stream
-job's micro-batches, items read and watermark.
-
-On a terminal it is one line on stderr, erased before anything else is written to the terminal
-(the standard streams pass through the line while it shows) and at the end, so it never glues
-onto other output; in a notebook it is a line of HTML updated in place (planner/notebook.py);
-elsewhere, or with ``SPARKJET_PROGRESS=0``, nothing. ``sparkjet run`` shows it while its script
-runs, ``Job.join()`` while it waits (unless a display already shows the job).
-
-Each sparkjet job runs its Spark jobs under the Spark job group named after it, so the status
-tracker of the active SparkContext says which stages are the job's and how far their tasks are.
-A stream job's figures come from its metrics, which it keeps while it runs.
-"""
+job's micro-batches, items read and watermark. One line on stderr on a terminal, a line of HTML
+in a notebook (planner/notebook.py), nothing elsewhere or with ``SPARKJET_PROGRESS=0``; how it
+finds a job's stages: docs/internals/client.md."""
 
 import contextlib
 import os

@@ -1,14 +1,7 @@
 """Pictures of a plan: each stage of the Pipeline drawn just above the Core DAG vertices running
-it, joined to them by a short dashed link, both left to right; edges drawn by kind, a legend, and
-a job's figures after a run. A picture too wide for a screen is drawn top to bottom if that fits,
-else says how to view it (screenPicture).
-
-Every element carries an id and a class for pages that embed the SVG: stages ``stage-<n>``
-(class ``stage``), links between them ``stage-edge-<n>`` (``stage-edge``), vertices
-``vertex-<n>`` (``vertex``), edges ``edge-<n>`` (``dag-edge``), links from stages to vertices
-``runs-<n>`` (``runs``), clusters of one stage's vertices ``group-<n>`` (``group``), the
-legend ``legend`` (its parts: class ``legend``). Tooltips hold full names and figures.
-"""
+it, edges drawn by kind, a legend, and a job's figures after a run; a picture too wide for a
+screen is drawn top to bottom if that fits (screenPicture). The ids and classes of its elements,
+for pages that embed it: docs/internals/client.md."""
 
 import contextlib
 import os
@@ -329,10 +322,15 @@ def planSvg(work: Plan | Pipeline | DAG, metrics: JobMetrics | None = None, note
 
 def writePlanSvg(work: Plan | Pipeline | DAG, path: str, metrics: JobMetrics | None = None) -> tuple[str, str | None]:
     """Draw a plan, or the plan of a Pipeline (with its stages) or of a Core DAG, into an SVG file,
-    annotated with a job's ``metrics`` if given, as it best fits a screen (see screenPicture);
-    without ``dot``, write the DOT text instead.
+    as it best fits a screen (see screenPicture); without ``dot``, write the DOT text instead.
 
-    Returns the path written and, when it is DOT text, a note saying how to get the SVG."""
+    Args:
+        work: a Pipeline, a plan, or a Core DAG.
+        path: the SVG file to write.
+        metrics: a job's figures to draw on the plan (``job.metrics()``).
+
+    Returns:
+        The path written and, when it is DOT text, a note saying how to get the SVG."""
     picture = screenPicture(planOf(work), metrics)
     with writingFile(path, "the plan's picture"):
         return writeSvg(picture, path)

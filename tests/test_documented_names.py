@@ -1,4 +1,4 @@
-"""Every name of sparkjet's that the README and the tutorials use is importable from ``sparkjet``:
+"""Every name of sparkjet's that the README, the docs and the tutorials use is importable from ``sparkjet``:
 the names their Python code blocks import or use without defining, and those their text shows
 called (``writePlanSvg(p, path)``) or reached into (``ItemsByTag.get(tag)``)."""
 
@@ -14,7 +14,11 @@ import pytest
 import sparkjet
 from tests.conftest import PROJECT
 
-DOCUMENTS = [PROJECT / "README.md", *sorted((PROJECT / "tutorials").glob("*.md"))]
+DOCUMENTS = [
+    PROJECT / "README.md",
+    *sorted((PROJECT / "tutorials").glob("*.md")),
+    *sorted(path for path in (PROJECT / "docs").rglob("*.md") if "_build" not in path.parts),
+]
 CODE_BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
 ANY_BLOCK = re.compile(r"```.*?```", re.DOTALL)
 CALLED_OR_REACHED = re.compile(r"`([A-Za-z_]\w*)[(.][^`\n]*`")
@@ -76,7 +80,7 @@ def namesUsed(document) -> set[str]:
     return inBlocks | set(CALLED_OR_REACHED.findall(ANY_BLOCK.sub("", text)))
 
 
-@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda path: path.name)
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda path: str(path.relative_to(PROJECT)))
 def test_every_name_of_sparkjets_a_document_uses_comes_from_sparkjet(document):
     ours = definedBySparkjet()
     used = namesUsed(document) - tutorialsOwnNames()

@@ -1,5 +1,5 @@
-"""The README's two commands: `make wordcount` and `make test` run the scripts CI runs, each with
-its own set-up, and only the tests install a browser."""
+"""The README's commands: `make wordcount`, `make test` and `make docs` run the scripts CI runs,
+each with its own set-up, and only the tests install a browser."""
 
 import os
 import re
@@ -35,7 +35,7 @@ def dryRun(*arguments: str) -> list[str]:
 
 
 @needsMake
-@pytest.mark.parametrize("target, script", [("wordcount", ".ci/wordcount"), ("test", ".ci/test")])
+@pytest.mark.parametrize("target, script", [("wordcount", ".ci/wordcount"), ("test", ".ci/test"), ("docs", ".ci/docs")])
 def test_each_make_target_runs_its_script_with_the_arguments_given(target, script):
     assert dryRun(target) == [f"bash {script} "]
     assert dryRun(target, "ARGS=-m 'not spark' -x") == [f"bash {script} -m 'not spark' -x"]
@@ -43,22 +43,38 @@ def test_each_make_target_runs_its_script_with_the_arguments_given(target, scrip
 
 @needsMake
 def test_make_alone_lists_the_targets():
-    assert re.findall(r"^  make (\w+)", make(), re.MULTILINE) == ["help", "wordcount", "test"]
+    assert re.findall(r"^  make (\w+)", make(), re.MULTILINE) == ["help", "wordcount", "test", "docs"]
 
 
-def test_ci_runs_the_test_script_of_make_test():
+def test_ci_runs_the_scripts_of_make_test_and_make_docs():
     run = (PROJECT / ".ci" / "run").read_text()
-    assert re.findall(r"^bash (\S+)", run, re.MULTILINE) == [".ci/test", ".ci/test"]
+    assert re.findall(r"^bash (\S+)", run, re.MULTILINE) == [".ci/test", ".ci/docs", ".ci/test"]
 
 
 def test_the_readme_gives_the_make_commands():
     readme = (PROJECT / "README.md").read_text()
     section = readme.split("## The two commands", 1)[1].split("\n## ", 1)[0]
     assert re.findall(r"^make (\w+)", section, re.MULTILINE) == ["wordcount", "test"]
+    assert "`make docs`" in section
 
 
-@pytest.mark.parametrize("script, installsChromium", [(".ci/wordcount", False), (".ci/test", True)])
+def test_the_readme_says_how_to_install():
+    readme = (PROJECT / "README.md").read_text()
+    section = readme.split("## Installing", 1)[1].split("\n## ", 1)[0]
+    assert "pip install ." in section and "Java 17" in section and "`dot`" in section
+
+
+@pytest.mark.parametrize(
+    "script, installsChromium", [(".ci/wordcount", False), (".ci/test", True), (".ci/docs", False)]
+)
 def test_only_the_tests_install_chromium(script, installsChromium):
-    sourced = re.findall(r"^source .*/(\w+)\"$", (PROJECT / script).read_text(), re.MULTILINE)
+    sourced = re.findall(r"^(?:\w+=\w+ )?source .*/(\w+)\"$", (PROJECT / script).read_text(), re.MULTILINE)
     assert sourced == (["setup", "chromium"] if installsChromium else ["setup"])
     assert "chromium" not in (PROJECT / ".ci" / "setup").read_text().split("set -euo pipefail", 1)[1]
+
+
+def test_the_docs_script_installs_the_docs_extra_and_fails_on_warnings():
+    docs = (PROJECT / ".ci" / "docs").read_text()
+    assert re.search(r"^SPARKJET_EXTRAS=docs source ", docs, re.MULTILINE)
+    assert re.search(r"-m sphinx -b html -W --keep-going", docs)
+    assert "docs = [" in (PROJECT / "pyproject.toml").read_text()

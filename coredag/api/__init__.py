@@ -1,1 +1,1 @@
-"""The Processor API of seed 003, the fast-path contract of standard processors, and the test harness."""
+"""Jet's Processor API, the fast-path contract of standard processors, and the test harness."""

@@ -1,4 +1,4 @@
-"""The Processor API of seed 003: Inbox, Outbox, context and the processor contract."""
+"""Jet's Processor API: Inbox, Outbox, context and the processor contract."""
 
 import enum
 import functools
@@ -216,7 +216,7 @@ class Processor:
         return True
 
     def tryProcessWatermark(self, watermark: Watermark) -> bool:
-        """Process a watermark every input has reached (seed 003); return False to be called
+        """Process a watermark every input has reached (Jet's rules); return False to be called
         again with it. A processor on a stream must handle it (AbstractProcessor forwards it)."""
         raise ProcessorContractError(
             f"{type(self).__name__} received {watermark!r} but does not implement tryProcessWatermark(watermark)"

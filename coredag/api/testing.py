@@ -1,16 +1,6 @@
-"""A processor test harness in the spirit of Jet's ``TestSupport.verifyProcessor``.
-
-``verifyProcessor(supplier).input([...]).expectOutput([...]).verify()`` runs a fresh processor
-in every mode a cooperative processor must cope with (inbox fed one item at a time or all at
-once; outbox of capacity 1, and also full before every other call), asserts progress on every
-call, and compares what it emitted with the expected output. As Jet's ``TestSupport`` does, it
-also saves the processor's state (``saveToSnapshot``) after every item, watermark and step of
-``complete()``, and goes on with a new processor that restores it (after every snapshot, every
-second one, or never), unless ``disableSnapshots()`` says the processor keeps no state.
-``disableCompleteCall()`` leaves ``complete()`` out (a stream processor's flush), and each run
-logs its inputs and outputs on the ``sparkjet.testSupport`` logger at INFO unless
-``disableLogging()``, as Jet's prints them.
-"""
+"""A processor test harness in the spirit of Jet's ``TestSupport.verifyProcessor``:
+``verifyProcessor(supplier).input([...]).expectOutput([...]).verify()``. The modes it runs and
+its options: docs/guide/core-dag.md, "Testing processors"."""
 
 import difflib
 import functools

@@ -11,7 +11,7 @@ from sparkjet.coredag.model.vertex import Vertex
 
 
 class RoutingPolicy(enum.Enum):
-    """How an edge chooses the downstream processors of an item (seed 000)."""
+    """How an edge chooses the downstream processors of an item (Jet's routing policies)."""
 
     UNICAST = "unicast"
     ISOLATED = "isolated"

@@ -1,4 +1,4 @@
-"""Coalescing the watermarks of a processor's input queues by seed 003's rules, as Jet's
+"""Coalescing the watermarks of a processor's input queues by the rules of Jet's Processor API, as Jet's
 ``WatermarkCoalescer`` does.
 
 Every upstream processor of every inbound edge is one queue. A queue's watermarks strictly

@@ -1,13 +1,7 @@
 """A stream source built from the user's functions (Jet's ``SourceBuilder.stream`` and
 ``timestampedStream``): the driver runs ``fillBufferFn`` in a thread of its own, and what it adds
-to the buffer reaches Spark's file stream source as small files a micro-batch reads.
-
-Each file is fed with the source's snapshot (``createSnapshotFn``) taken right after its items
-were added: the snapshot is saved first, then the file moved into place (see ``FeedDirectory``).
-A job run again goes on from the snapshot of the last file fed (``restoreSnapshotFn``): Spark reads
-every file fed once, before or after the restart (its checkpoint remembers what it read), so no
-item is fed twice or lost. Spark removes a file once the micro-batch that read it is committed
-(its file source's ``cleanSource``); the snapshot of the last file stays, and numbers the next."""
+to the buffer reaches Spark's file stream source as small files a micro-batch reads, each fed
+with the source's snapshot (docs/internals/stream-state.md, "Sources sparkjet feeds")."""
 
 import base64
 import os

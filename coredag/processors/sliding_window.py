@@ -1,23 +1,8 @@
-"""Jet's ``SlidingWindowP``: aggregation by key and window on watermarks, in one stage or two.
+"""Jet's ``SlidingWindowP``: aggregation by key and window on watermarks, in one stage
+(``aggregateToSlidingWindowP``) or two (``accumulateByFrameP``, then ``combineToSlidingWindowP``).
 
-Events accumulate into frames, keyed by the frame's end (``higherFrameTs`` of the event's time).
-A watermark emits every window ending at or before it that holds a frame, in order, then the
-watermark, and evicts the frames no later window needs; windows without a frame are skipped, not
-walked (one event in the year 3000 is one window, not 3e10 empty ones). A sliding window is
-patched frame by frame with the operation's deduct where it has one. Events of frames behind the
-last emitted window are late: dropped and counted. ``accumulateByFrameP`` is the first of two
-stages (each frame's partial accumulators, emitted as ``KeyedWindowResult``),
-``combineToSlidingWindowP`` the second; ``aggregateToSlidingWindowP`` does both in one. The
-state (frames, the window being slid, the next window to emit, counters) is plain Python values.
-
-Snapshots are Jet's: the last stage saves each frame's accumulator per key and the next window to
-emit; the first stage saves nothing, emitting its frames downstream instead (so a stream's
-micro-batches flush the first stage's frames to the last, which keeps them). A snapshot of changes
-(sparkjet's ``SavesChanges``) holds the accumulators of each frame and key changed, and those of
-frames evicted, since the last snapshot. A state restored
-under another window size or slide puts each frame into the frame that holds its last moment,
-merging those that fall into one, and drops those older than the next window to emit needs.
-"""
+Frames, late events, snapshots and a restore under another window size:
+docs/internals/windows-and-watermarks.md."""
 
 import bisect
 import heapq

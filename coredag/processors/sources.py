@@ -83,15 +83,9 @@ def byteRanges(
 def lineBatchesStartingIn(
     path: str, start: int, end: int, charset: str, origin: str = "Sources.files", maxLineBytes: int | None = None
 ) -> Iterator[list[str]]:
-    """Yield, in lists, the lines whose first byte lies in ``[start, end)``, without terminators.
-
-    Lines end at ``\\r\\n``, ``\\r`` or ``\\n`` and a UTF-8 byte order mark at the start of the
-    file is skipped, as in Spark's reader (Hadoop's LineRecordReader). The range is read in chunks
-    cut at line ends, so each chunk decodes on its own; a line longer than a chunk is gathered
-    from its pieces in time linear in its length. A line of more than ``maxLineBytes`` bytes (its
-    terminator not counted), where given, is an InputError naming the file, the line and its
-    size, raised before much more than that many of its bytes are held.
-    """
+    """Yield, in lists, the lines whose first byte lies in ``[start, end)``, without terminators, as
+    Spark's reader gives them; a line of more than ``maxLineBytes`` bytes, where given, is an
+    InputError naming the file, the line and its size (docs/internals/core-dag-on-spark.md)."""
     with open(path, "rb") as file:
         try:
             for offset, data in _lineBytesStartingIn(file, start, end, maxLineBytes):

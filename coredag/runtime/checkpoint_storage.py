@@ -1,16 +1,8 @@
 """Where a stream job's checkpoint keeps its files: a local directory, through Python's file API,
-or a Hadoop URL (``hdfs://``, ``s3a://``, ``file://`` ... any scheme Hadoop's FileSystem knows),
-through the driver's JVM, as Spark keeps its own query checkpoint there. Both take names
-relative to the checkpoint (``states/batch-000000003.pickle``) and offer the same few operations:
-list, read, write whole (aside, then renamed over), remove, and copy to or from a local path.
-
-A local path never starts Spark's JVM; a Hadoop URL needs the SparkContext running in this process.
-
-A checkpoint holds pickles, which run code when they are read, so it is refused where another user
-could write it (as ssh refuses a key file): the checkpoint, anything in it, or a directory above it
-writable by group or others (above it, the sticky bit makes that safe, as on ``/tmp``; a group whose
-one member is the owner, a user private group, counts as the owner's), or the checkpoint or anything
-in it owned by someone else. sparkjet makes its own directories and files readable by you alone."""
+or a Hadoop URL, through the driver's JVM (which a local path never starts). Both take names
+relative to the checkpoint (``states/batch-000000003.pickle``) and offer list, read, write whole
+(aside, then renamed over), remove, and copy to or from a local path. A checkpoint another user
+could write is refused, as it holds pickles (docs/internals/stream-state.md)."""
 
 import functools
 import grp

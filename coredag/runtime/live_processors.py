@@ -1,13 +1,7 @@
 """The processors a Python worker keeps alive between a stream's micro-batches, as Jet keeps a
-processor from one snapshot to the next: the next task of the same processor, if it runs in this
-worker (PySpark reuses its workers), takes it up instead of restoring its state from the files.
-A task takes its processor out before it runs and puts it back once it saved its state, so a
-failed task leaves nothing behind. PySpark gives a task any idle worker, so a processor's tasks
-may move between workers; a processor that saves its changes, kept by a worker its tasks left,
-catches up when they come back by replaying the deltas saved meanwhile. Every kept processor
-this worker drops is closed, as Jet closes each processor once: one a task finds superseded, and,
-from a watcher thread, those of a job whose state directory went (the job ended) or that no task
-took up for long. No pyspark here."""
+processor from one snapshot to the next: a task takes its processor out before it runs and puts
+it back once it saved its state. How processors move between workers, catch up and are closed:
+docs/internals/stream-state.md. No pyspark here."""
 
 import logging
 import threading

@@ -1,18 +1,7 @@
 """A job's output directory: refused when unsafe or taken, claimed when the write begins,
 committed whole, and on failure only what the job itself wrote is removed. A stream job claims
 the directory once and commits each micro-batch's part files into it under names of their own.
-
-The protocol, the same for a local path and a Hadoop URL: the job creates the directory
-itself (exclusively, so of two jobs racing for it one wins and the other touches nothing),
-Spark writes into a hidden staging directory inside it (readers skip hidden names, as
-Hadoop's do), and the commit moves the part files up, ``_SUCCESS`` last (a stream's micro-batch
-``n`` moves its non-empty part files up as ``part-<n>-<partition>``, one rename each, so no reader
-sees a partial file, and no ``_SUCCESS``: a stream has no end). An abort removes the
-staging directory, the files the commit moved, the directory if it is still empty, and the
-parents the job created, if empty: never anything the job did not create. A stream's micro-batch,
-once committed, is kept for good: an abort (a cancel, a suspension, a failure) rolls back only
-the micro-batch in progress, and a directory that a micro-batch committed to stays.
-"""
+The protocol, the same for a local path and a Hadoop URL: docs/internals/core-dag-on-spark.md."""
 
 import os
 import shutil

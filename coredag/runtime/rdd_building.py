@@ -240,15 +240,9 @@ class RddBuilder:
         return self._union(shuffles)
 
     def _homed(self, name: str, shuffled: RDD) -> RDD:
-        """Return the shuffled input of vertex ``name``, in a stream job behind its home: one empty
-        packet per partition, cached where the partition's task first ran, for the job's life.
-        Partitioned alike, they make Spark's ``PartitionerAwareUnionRDD`` (partition i is each
-        parent's partition i in turn), whose preferred host for partition i is the one most of
-        its parents prefer. The input names each host holding a fifth of its map output once, so
-        the home, unioned twice, outvotes it: a processor's next task goes back to the host whose
-        worker keeps it alive, as DStream's ``mapWithState`` goes back to its cached state (the
-        input of a stream source's one task would otherwise tie with it). A lost home partition
-        is made again where its task runs next."""
+        """Return the shuffled input of vertex ``name``, in a stream job behind its home, so that a
+        processor's next task goes back to the host whose worker keeps it alive
+        (docs/internals/stream-state.md, "Homes")."""
         if self.microBatch is None or self._isStatic(name):
             return shuffled
         homes, count = self.microBatch.homes, shuffled.getNumPartitions()

@@ -87,16 +87,14 @@ def uiWanted(ui: bool | None = None) -> bool:
 def embeddedSession(master: str | None = None, appName: str = "sparkjet", ui: bool | None = None) -> SparkSession:
     """Return the active SparkSession, or start one.
 
-    Under spark-submit, the session has every setting spark-submit gave (master, name,
-    ``--conf``, ``--py-files``, the UI); sparkjet only adds what it needs and the user did not
-    set. Outside spark-submit, the session shows Spark's web UI unless ``ui`` (see ``uiWanted``)
-    or a ``spark.ui.enabled`` of the user's says not; where it has one, its address is said once
-    on stderr. A local session listens on 127.0.0.1 alone (see ``loopbackOnly``). On a local master its Python workers run this interpreter with this ``sys.path``
-    and import PySpark compiled (see sparkjet.coredag.runtime.worker_daemon), and failed tasks
-    are retried (see ``retryingMaster``). On any other master the workers need nothing installed:
-    sparkjet ships itself (see ``readyForSparkjet``). A ``master`` other than the running
-    session's, or spark-submit's, is a SessionError.
-    """
+    Args:
+        master: the master URL of a session started here; another than the running session's, or
+            spark-submit's, is a SessionError.
+        appName: the name of a session started here.
+        ui: whether a session started here shows Spark's web UI (see ``uiWanted``).
+
+    Under spark-submit the session keeps every setting spark-submit gave; sparkjet only adds what
+    it needs and the user did not set (docs/internals/core-dag-on-spark.md, "Sessions")."""
     active = activeSession()
     if active is not None:
         _checkMaster(master, active.sparkContext.master, "a SparkSession already runs in this process on")

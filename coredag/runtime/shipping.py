@@ -1,14 +1,6 @@
-"""Shipping sparkjet to executors that have nothing installed, as ``--py-files`` would.
-
-A session on a cluster gets one zip of sparkjet and its pure-Python dependencies (attrs, toolz,
-cloudpickle, graphviz, and theirs), built from the files this process imports them from, named
-by a hash of its content and kept in a cache directory, so an unchanged sparkjet is zipped once.
-PySpark itself reaches the workers in the pyspark.zip Spark bundles. A dependency with a C
-extension cannot be imported from a zip: its single-file extension modules travel beside the zip
-(``SparkContext.addFile``, whose directory is on a Python worker's path) and load where the
-worker's platform matches the driver's; mmh3 is the one sparkjet has, and
-sparkjet.coredag.model.murmur3 hashes identically in pure Python where it does not load.
-"""
+"""Shipping sparkjet to executors that have nothing installed, as ``--py-files`` would: one zip of
+sparkjet and its pure-Python dependencies, cached by a hash of its content, with the extension
+modules of its C dependencies beside it (docs/internals/core-dag-on-spark.md, "Shipping")."""
 
 import hashlib
 import importlib

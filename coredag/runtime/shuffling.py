@@ -17,14 +17,11 @@ from sparkjet.coredag.runtime.watermarks import WatermarkMarker
 def routeItems(
     route: Route, ordinal: int | None, packetSizeLimit: int, counts, index: int, batches: Iterator
 ) -> Iterator[tuple[int, bytes]]:
-    """Yield ``(target, pickled packet)`` for the items of upstream processor ``index``; the
-    packets are pickled here, so the bytes through the shuffle are counted exactly (into the
-    accumulator ``counts``); an item that cannot be pickled fails naming the stage that
-    emitted it. With an ``ordinal``, items go as ``(ordinal, item)`` pairs. Watermark markers
-    go to every target in their places among the items: Spark's shuffle keeps the order of one
-    map task's records to one reduce partition (each map task writes a partition's records as
-    one block in the order given, and the reduce task reads a block whole), and so does each
-    target's run of packets here, so each downstream processor reads them in the order sent."""
+    """Yield ``(target, pickled packet)`` for the items of upstream processor ``index``, counting the
+    bytes into the accumulator ``counts``; an item that cannot be pickled fails naming the stage that
+    emitted it. With an ``ordinal``, items go as ``(ordinal, item)`` pairs. Watermark markers go to
+    every target in their places among the items, and each downstream processor reads them in the
+    order sent (docs/internals/windows-and-watermarks.md)."""
     metrics = TaskMetrics()
     batches, crossing = _crossingOfRoute(route, ordinal, batches)
     markers = _Markers()
@@ -64,9 +61,9 @@ class _Markers(list):
 
 
 def _inPlace(routed: Iterator[tuple[int, object]], markers: _Markers, downstreamCount: int) -> Iterator:
-    """Yield the routed pairs with each marker to every downstream processor (seed 003, rule 2)
-    in its place: a router takes the next item once it has yielded the pairs of the one before,
-    so a marker read on the way to an item goes out before that item's pairs."""
+    """Yield the routed pairs with each marker to every downstream processor (the second rule of
+    Jet's Processor API) in its place: a router takes the next item once it has yielded the pairs
+    of the one before, so a marker read on the way to an item goes out before that item's pairs."""
     for pair in routed:
         if markers:
             yield from _toEveryTarget(markers, downstreamCount)

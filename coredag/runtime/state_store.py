@@ -1,11 +1,8 @@
-"""Where a stream processor's saved state lives: files its own task writes under the checkpoint's
-``state`` directory, one version per micro-batch, read back by the next task of that processor.
-A version is a base (every entry) or a delta (the entries changed and the keys removed since the
-version before), so a micro-batch writes what changed, not the whole state. A processor that
-``SavesChanges`` gives its delta itself, so saving costs what it touched; it writes a base again
-once its deltas outweigh its base. Any other processor's delta is found by comparing its whole
-state with the version before, and it writes a base every ``COMPACT_EVERY`` versions. The driver
-only ever sees the names of these files (in ``ProcessorState``), never their bytes. No pyspark here."""
+"""Where a stream processor's saved state lives: state files its own task writes under the
+checkpoint's ``state`` directory, one version per micro-batch (a base of every entry or a delta
+of the changes), read back by the next task of that processor; the driver only ever sees their
+names (in ``ProcessorState``). When a base is written again: docs/internals/stream-state.md.
+No pyspark here."""
 
 import pickle
 import uuid

@@ -211,18 +211,10 @@ def runCooperatively(
 ) -> Iterator[tuple[int, object]]:
     """Drive one processor through ``(ordinal, item)`` input; yield ``(ordinal, item)`` it emits.
 
-    Inputs of one priority group may interleave; a group's edges complete before the next
-    group's first item is processed. A ``(None, watermark)`` pair is a watermark the processor
-    observes there, once the items before it are processed (the idle message goes straight on,
-    as in Jet). In a stream's
-    micro-batch it first restores the ``snapshot`` entries given and, where the previous
-    micro-batch's snapshot was committed, finishes that commit (``snapshotCommitFinish(True)``,
-    Jet's second phase); where it ``saves``, it ends by doing its idle work, saving its state and
-    preparing its commit (``snapshotCommitPrepare()``, the first phase) instead of completing.
-    As in Jet, a processor lives from one snapshot to the next where its Python worker keeps it
-    (``Snapshot.live``); one started elsewhere restores what its predecessor saved, as Jet's
-    processors do after a restart (the transaction ids it prepared included).
-    """
+    A ``(None, watermark)`` pair is a watermark the processor observes there. In a stream's
+    micro-batch it first restores the ``snapshot`` entries given and finishes the previous commit;
+    where it ``saves``, it ends by saving its state and preparing its commit instead of completing
+    (docs/internals/core-dag-on-spark.md, "The cooperative loop")."""
     live = snapshot.live if snapshot is not None else None
     processor, outbox = live if live is not None else _newProcessor(spec)
     if snapshot is not None:

@@ -1,14 +1,6 @@
-"""Watermarks between a job's processors, carried in-band by seed 003's rules, in the runtime's terms.
-
-A processor's watermarks travel among its items, in the order it emitted them, each as a
-``WatermarkMarker`` naming the processor that sent it, which reaches every downstream processor
-whatever the edge's routing (rule 2); a processor that completes sends a done marker after its
-last item. A processor coalesces the markers of its input queues (one per upstream processor of
-each inbound edge) as it consumes its input, with a ``WatermarkCoalescer`` (rule 3: minimum over
-the queues, idle queues left out, a done queue no longer holding the others back), and observes
-a watermark where Jet's would: after the items that came before it on its queues. In a stream,
-the coalescer's state and the last watermark sent to each bucket go on to the next micro-batch.
-No pyspark here."""
+"""Watermarks between a job's processors, in the runtime's terms: carried in-band among the items
+as markers naming their sender, and coalesced per input queue as a processor consumes its input,
+by the rules of Jet's Processor API (docs/internals/windows-and-watermarks.md). No pyspark here."""
 
 import operator
 from collections.abc import Iterable, Iterator, Sequence

@@ -303,7 +303,7 @@ def test_the_screenshots_are_taken_at_1600_by_1000(tmp_path):
 
 
 def main(argv=None) -> None:
-    """Take the screenshots into a directory (tutorials/images in the README)."""
+    """Take the screenshots into a directory (tutorials/images, shown by the docs' page on plans)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("directory", type=pathlib.Path)
     args = parser.parse_args(argv)

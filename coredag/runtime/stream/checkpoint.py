@@ -1,15 +1,8 @@
-"""A stream job's checkpoint: Spark's query checkpoint (offsets written before a micro-batch,
-commits after it), the processors' states saved at the end of each micro-batch, the files of
-sources sparkjet feeds, and the output directories the job claimed. A restarted job takes the
-states of Spark's last committed micro-batch; Spark runs the next one again with the same input.
-
-The checkpoint is a local directory or a Hadoop URL (see ``checkpoint_storage``). The files of
-the sources sparkjet feeds stay in a local directory either way: the sources write them with
-Python's file API from the driver (a built source's feeder a file every tenth of a second, a
-finite stream its files with the modification times that order Spark's reading), and Spark's
-file source reads them where the driver wrote them. Under a Hadoop URL, that directory is
-``$SPARKJET_STATE_DIR/fed-sources/<the URL as a file name>``, found again by a job restarted on
-the same machine; one restarted on another machine finds its fed sources empty."""
+"""A stream job's checkpoint: Spark's query checkpoint, the snapshots (state files and snapshot
+records), the files of sources sparkjet feeds and the output directories the job claimed, in a
+local directory or at a Hadoop URL (see ``checkpoint_storage``). A restarted job takes the
+snapshot of Spark's last committed micro-batch; Spark runs the next one again with the same
+input. Where fed sources live under a URL: docs/internals/stream-state.md."""
 
 import contextlib
 import fcntl

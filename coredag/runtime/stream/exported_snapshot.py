@@ -1,14 +1,7 @@
 """Exported snapshots (Jet's ``Job.exportSnapshot`` and ``JobConfig.setInitialSnapshotName``):
-a stream job's state at the end of a committed micro-batch, copied out of its checkpoint under a
-name and kept until destroyed, so that a new job, a new version of the pipeline say, starts
-where the old one was. What is copied: Spark's query checkpoint (where each source was read up
-to), the processors' states by vertex name (their state files), the files of sources sparkjet feeds and the output
-directories the job claimed.
-
-A new job takes a vertex's state where it has a vertex of that name running the same kind of
-processor, starts empty a vertex the snapshot has no state for, and drops, with a warning, the
-state of vertices it no longer has (Jet restores by vertex name too); the same name running
-another processor, or another number of stream sources, is an error before anything runs."""
+a copy of a stream job's last committed snapshot, kept under a name until destroyed, from which a
+new job starts, taking each vertex's state by its name. What is copied and what a new job
+refuses: docs/guide/state-and-snapshots.md."""
 
 import json
 import logging
@@ -53,7 +46,7 @@ class SnapshotError(JobError):
 @attrs.frozen
 class JobStateSnapshot:
     """A snapshot exported under ``snapshotName`` (Jet's ``JobStateSnapshot``): the state of job
-    ``job`` after micro-batch ``batchId``, taken at ``created`` (epoch milliseconds), its states
+    ``job`` after micro-batch ``batchId``, taken at ``created`` (epoch milliseconds), its state files
     ``size`` bytes; ``processorKinds`` names the processor of each vertex that saved entries,
     ``sourceCount`` the stream sources the job read."""
 
@@ -79,7 +72,7 @@ class JobStateSnapshot:
         return self.created
 
     def payloadSize(self) -> int:
-        """Return the size of the processors' states, in bytes."""
+        """Return the size of the snapshot's state files, in bytes."""
         return self.size
 
     def destroy(self) -> None:

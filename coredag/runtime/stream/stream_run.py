@@ -114,15 +114,13 @@ def withItemOrigin(error: BaseException, sources: list) -> BaseException:
 
 
 class StreamRun:
-    """Runs a stream job's ``dag`` on a streaming query until its stream ends (a finite stream:
-    then a last run completes every processor) or the job is cancelled; ``publish`` gets the
-    list sinks' items of each micro-batch as soon as it is done, ``assertions`` its assertion sinks'.
+    """Runs a stream job's ``dag`` on a streaming query until its stream ends or the job is
+    cancelled; ``publish`` gets the list sinks' items of each micro-batch as soon as it is done,
+    ``assertions`` its assertion sinks'.
 
-    With a ``checkpoint`` (a processing guarantee), the job starts from the states of Spark's
-    last committed micro-batch there and saves its states after each micro-batch before Spark
-    commits it; a killed job run again goes on from there, Spark running its uncommitted
-    micro-batch again with the same input. The checkpoint goes once the job completes or is
-    cancelled; without one, the job's files live in a temporary directory."""
+    With a ``checkpoint`` (a processing guarantee), the job starts from the snapshot of Spark's last
+    committed micro-batch there and saves one after each micro-batch before Spark commits it;
+    without one, the job's files live in a temporary directory (docs/internals/stream-state.md)."""
 
     def __init__(
         self, spark, dag: DAG, physical: PhysicalPlan, jobName: str, control: JobControl,
