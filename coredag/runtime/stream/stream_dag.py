@@ -6,6 +6,7 @@ import functools
 
 import attrs
 
+from sparkjet.coredag.api.processor_wrapper import unwrapped
 from sparkjet.coredag.errors import DagError, JobError
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.model.dag import DAG
@@ -18,8 +19,9 @@ def streamSources(dag: DAG) -> list:
 
 
 def unpeeked(vertex) -> object:
-    """Return a vertex's processor supplier, the one ``peek()`` wraps where it is peeked."""
-    return getattr(vertex.processorSupplier, "inner", vertex.processorSupplier)
+    """Return a vertex's processor supplier as it is under its wrappers (``peek()``'s, a
+    co-aggregation's input tagging)."""
+    return unwrapped(vertex.processorSupplier)
 
 
 def staticVertices(dag: DAG) -> frozenset[str]:
