@@ -5,8 +5,11 @@ method added to the contract (or a capability probed) is never lost behind one."
 import functools
 from collections.abc import Callable
 
+import attrs
+
 from sparkjet.coredag.api.processor import Inbox, Outbox, Processor, ProcessorContext, callIdleHook, restoreSnapshot
 from sparkjet.coredag.api.saves_changes import SavesChanges
+from sparkjet.coredag.api.standard import BatchFunction, StandardProcessorSupplier
 from sparkjet.coredag.model.watermark import Watermark
 
 
@@ -103,7 +106,8 @@ class _ForwardingChanges(SavesChanges):
 @functools.cache
 def _savingChanges(wrapperClass: type) -> type:
     """Return ``wrapperClass`` made one that ``SavesChanges`` (one such class per wrapper class)."""
-    return type(wrapperClass.__name__, (wrapperClass, _ForwardingChanges), {"__module__": wrapperClass.__module__})
+    names = {"__module__": wrapperClass.__module__, "__qualname__": wrapperClass.__qualname__}
+    return type(wrapperClass.__name__, (wrapperClass, _ForwardingChanges), names)
 
 
 class SupplierWrapper:
@@ -117,6 +121,35 @@ class SupplierWrapper:
         if name.startswith("__") or name == "inner":
             raise AttributeError(name)
         return getattr(self.inner, name)
+
+
+def _forwarded(name: str) -> property:
+    """Return a property that is the wrapped supplier's ``name``."""
+    return property(lambda self: getattr(self.inner, name), doc=f"As the wrapped supplier's ``{name}``.")
+
+
+class StandardSupplierWrapper(SupplierWrapper, StandardProcessorSupplier):
+    """A ``SupplierWrapper`` of a standard supplier (an attrs class with an ``inner`` field),
+    forwarding what ``StandardProcessorSupplier`` itself defines, which ``__getattr__`` never sees."""
+
+    inner: StandardProcessorSupplier
+
+    takesOrdinalPairs = _forwarded("takesOrdinalPairs")
+    acceptsAnyRouting = _forwarded("acceptsAnyRouting")
+    readsThroughSpark = _forwarded("readsThroughSpark")
+    readsStream = _forwarded("readsStream")
+
+    def batchFunction(self, context: ProcessorContext) -> BatchFunction:
+        """Return the wrapped supplier's fast path."""
+        return self.inner.batchFunction(context)
+
+    def inputBytes(self) -> int | None:
+        """As the wrapped supplier."""
+        return self.inner.inputBytes()
+
+    def preflight(self) -> "StandardSupplierWrapper":
+        """Return this wrapper of the wrapped supplier preflighted."""
+        return attrs.evolve(self, inner=self.inner.preflight())
 
 
 def unwrapped(supplier: Callable) -> Callable:

@@ -5,9 +5,9 @@ from collections.abc import Callable
 
 import attrs
 
-from sparkjet.coredag.api.processor import Inbox, Processor, ProcessorContext
-from sparkjet.coredag.api.processor_wrapper import ProcessorWrapper, SupplierWrapper
-from sparkjet.coredag.api.standard import BatchFunction, StandardProcessorSupplier
+from sparkjet.coredag.api.processor import Inbox, Processor
+from sparkjet.coredag.api.processor_wrapper import ProcessorWrapper, StandardSupplierWrapper
+from sparkjet.coredag.api.standard import StandardProcessorSupplier
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.model.tags import Tag
 
@@ -79,20 +79,12 @@ def coAggregateOperation(
 
 
 @attrs.frozen
-class TaggedInputP(SupplierWrapper, StandardProcessorSupplier):
-    """Runs a supplier that takes ``(ordinal, item)`` pairs on a vertex with several inputs."""
+class TaggedInputP(StandardSupplierWrapper):
+    """Runs a supplier that takes ``(ordinal, item)`` pairs on a vertex with several inputs
+    (its fast path as it is: the engine already gives it ``(ordinal, item)`` pairs)."""
 
     inner: StandardProcessorSupplier
     takesOrdinalPairs = True
-
-    @property
-    def acceptsAnyRouting(self) -> bool:
-        """As the wrapped supplier."""
-        return self.inner.acceptsAnyRouting
-
-    def batchFunction(self, context: ProcessorContext) -> BatchFunction:
-        """Return the inner fast path: the engine already gives it ``(ordinal, item)`` pairs."""
-        return self.inner.batchFunction(context)
 
     def __call__(self) -> "OrdinalTaggingProcessor":
         return OrdinalTaggingProcessor(self.inner())

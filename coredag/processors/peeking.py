@@ -10,7 +10,7 @@ from collections.abc import Callable
 import attrs
 
 from sparkjet.coredag.api.processor import ALL_ORDINALS, Outbox, Processor, ProcessorContext
-from sparkjet.coredag.api.processor_wrapper import ProcessorWrapper, SupplierWrapper
+from sparkjet.coredag.api.processor_wrapper import ProcessorWrapper, StandardSupplierWrapper, SupplierWrapper
 from sparkjet.coredag.api.standard import BatchFunction, StandardProcessorSupplier
 from sparkjet.coredag.model.watermark import Watermark
 from sparkjet.coredag.processors.sinks import workerLogger
@@ -48,31 +48,11 @@ def peeking(supplier: Callable, logger: ItemLogger) -> Callable:
 
 
 @attrs.frozen
-class PeekingP(SupplierWrapper, StandardProcessorSupplier):
+class PeekingP(StandardSupplierWrapper):
     """A standard supplier whose output is logged, on the fast path and the cooperative one."""
 
     inner: StandardProcessorSupplier
     logger: ItemLogger
-
-    @property
-    def acceptsAnyRouting(self) -> bool:
-        """As the wrapped supplier."""
-        return self.inner.acceptsAnyRouting
-
-    @property
-    def readsThroughSpark(self) -> bool:
-        """As the wrapped supplier."""
-        return self.inner.readsThroughSpark
-
-    @property
-    def readsStream(self) -> bool:
-        """As the wrapped supplier."""
-        return self.inner.readsStream
-
-    @property
-    def takesOrdinalPairs(self) -> bool:
-        """As the wrapped supplier: a peeked co-aggregation's first vertex still takes pairs."""
-        return self.inner.takesOrdinalPairs
 
     def sparkRowsSupplier(self) -> "PeekingP":
         """Return the wrapped source's rows supplier, its output logged."""
@@ -83,14 +63,6 @@ class PeekingP(SupplierWrapper, StandardProcessorSupplier):
         inner = self.inner.batchFunction(context)
         peek = StatelessChainP((self.logger.step(),))
         return lambda batches: peek.overBatches(None, inner(batches))
-
-    def inputBytes(self) -> int | None:
-        """As the wrapped supplier."""
-        return self.inner.inputBytes()
-
-    def preflight(self) -> "PeekingP":
-        """Preflight the wrapped supplier."""
-        return attrs.evolve(self, inner=self.inner.preflight())
 
     def __call__(self) -> "PeekingProcessor":
         return PeekingProcessor(self.inner(), self.logger)

@@ -11,7 +11,7 @@ import pytest
 
 import sparkjet.coredag.processors
 from sparkjet.coredag.api.processor import AbstractProcessor, ProcessorContext
-from sparkjet.coredag.api.processor_wrapper import ProcessorWrapper, SupplierWrapper, unwrapped
+from sparkjet.coredag.api.processor_wrapper import ProcessorWrapper, StandardSupplierWrapper, SupplierWrapper, unwrapped
 from sparkjet.coredag.api.saves_changes import SavesChanges, replayChanges
 from sparkjet.coredag.api.standard import StandardProcessorSupplier
 from sparkjet.coredag.processors.coaggregation import TaggedInputP
@@ -85,14 +85,15 @@ WRAPPERS = {
 
 
 def wrapperClasses(base: type) -> set[type]:
-    """Return sparkjet's subclasses of ``base``, at any depth, those made for a wrapped processor that saves changes aside."""
+    """Return the subclasses of ``base`` among sparkjet's processors, at any depth, but those made
+    for a wrapped processor that saves changes."""
     for module in pkgutil.iter_modules(sparkjet.coredag.processors.__path__):
         importlib.import_module(f"sparkjet.coredag.processors.{module.name}")
     found, classes = set(), [base]
     while classes:
         for subclass in classes.pop().__subclasses__():
             classes.append(subclass)
-            if subclass.__module__.startswith("sparkjet.") and not issubclass(subclass, SavesChanges):
+            if subclass.__module__.startswith("sparkjet.coredag.processors.") and not issubclass(subclass, SavesChanges):
                 found.add(subclass)
     return found
 
@@ -102,6 +103,13 @@ def test_every_wrapper_is_tested():
     made = [wrap(RecordingP(Recording, calls)) for wrap in WRAPPERS.values()]
     assert {type(supplier) for supplier in made} == wrapperClasses(SupplierWrapper)
     assert {type(supplier()) for supplier in made} == wrapperClasses(ProcessorWrapper)
+
+
+def test_a_standard_wrapper_forwards_what_a_standard_supplier_defines():
+    """What ``StandardProcessorSupplier`` defines hides it from ``__getattr__``: the wrapper
+    defines all of it (but ``__call__``, each wrapper's own, and ``fastPath``, made of ``batchFunction``)."""
+    defined = {name for name in vars(StandardProcessorSupplier) if not name.startswith("_")} - {"fastPath"}
+    assert defined <= set(vars(StandardSupplierWrapper))
 
 
 def microBatch(supplier, changesOnly: bool) -> list:
