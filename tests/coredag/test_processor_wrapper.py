@@ -27,6 +27,7 @@ class Recording(AbstractProcessor):
 
     def __init__(self, calls: list) -> None:
         self.calls = calls
+        self.lateEventsDropped = 3
 
     def tryProcess0(self, item) -> bool:
         item = item[1] if isinstance(item, tuple) else item
@@ -128,6 +129,7 @@ def test_a_wrapped_processor_commits_in_two_phases(wrap):
     assert calls == ["finish(True)", *(f"item {item}" for item in ITEMS), "save", "prepare"]
     assert emitted == ITEMS
     assert snapshot.saved == (("state", 5),), "a processor that does not save changes saves its state"
+    assert getattr(wrap(RecordingP(Recording, calls))(), "lateEventsDropped", 0) == 3, "what the runtime asks of it"
 
 
 @pytest.mark.parametrize("wrap", WRAPPERS.values(), ids=WRAPPERS.keys())
