@@ -5,8 +5,9 @@ from collections.abc import Callable
 
 import attrs
 
-from sparkjet.coredag.api.processor import Inbox, Outbox, Processor, ProcessorContext, callIdleHook
-from sparkjet.coredag.api.standard import BatchFunction, StandardProcessorSupplier
+from sparkjet.coredag.api.processor import Inbox, Processor
+from sparkjet.coredag.api.processor_wrapper import ProcessorWrapper, StandardSupplierWrapper
+from sparkjet.coredag.api.standard import StandardProcessorSupplier
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.model.tags import Tag
 
@@ -78,60 +79,35 @@ def coAggregateOperation(
 
 
 @attrs.frozen
-class TaggedInputP(StandardProcessorSupplier):
-    """Runs a supplier that takes ``(ordinal, item)`` pairs on a vertex with several inputs."""
+class TaggedInputP(StandardSupplierWrapper):
+    """Runs a supplier that takes ``(ordinal, item)`` pairs on a vertex with several inputs
+    (its fast path as it is: the engine already gives it ``(ordinal, item)`` pairs)."""
 
     inner: StandardProcessorSupplier
     takesOrdinalPairs = True
-
-    @property
-    def acceptsAnyRouting(self) -> bool:
-        """As the wrapped supplier."""
-        return self.inner.acceptsAnyRouting
-
-    def batchFunction(self, context: ProcessorContext) -> BatchFunction:
-        """Return the inner fast path: the engine already gives it ``(ordinal, item)`` pairs."""
-        return self.inner.batchFunction(context)
 
     def __call__(self) -> "OrdinalTaggingProcessor":
         return OrdinalTaggingProcessor(self.inner())
 
 
-class OrdinalTaggingProcessor(Processor):
-    """Presents the items of every inbound ordinal to a processor as ``(ordinal, item)`` at 0."""
+class OrdinalTaggingProcessor(ProcessorWrapper):
+    """Presents the items of every inbound ordinal to a processor as ``(ordinal, item)`` at 0.
+    An item leaves the inbox once the wrapped processor took its pair, so the engine sees what
+    is left to process, as before a watermark or a snapshot."""
 
-    def __init__(self, inner: Processor) -> None:
-        self._inner = inner
+    def __init__(self, wrapped: Processor) -> None:
+        super().__init__(wrapped)
         self._tagged = Inbox()
 
-    def init(self, outbox: Outbox, context: ProcessorContext) -> None:
-        """Initialize the inner processor."""
-        self._inner.init(outbox, context)
-
     def process(self, ordinal: int, inbox: Inbox) -> None:
-        """Tag the inbox's items (once the previous ones are taken) and process them."""
-        if self._tagged.isEmpty():
-            inbox.drain(lambda item: self._tagged.add((ordinal, item)))
-        self._inner.process(0, self._tagged)
-
-    def tryProcess(self) -> bool:
-        """Delegate the idle hook."""
-        return callIdleHook(self._inner)
+        """Tag the inbox's items (those not tagged yet) and process them."""
+        if self._tagged.size() != inbox.size():
+            self._tagged = Inbox((ordinal, item) for item in inbox)
+        before = self._tagged.size()
+        self.wrapped.process(0, self._tagged)
+        for _ in range(before - self._tagged.size()):
+            inbox.remove()
 
     def completeEdge(self, ordinal: int) -> bool:
-        """Finish the tagged items first."""
-        return self._drainTagged()
-
-    def complete(self) -> bool:
-        """Finish the tagged items, then complete the inner processor."""
-        return self._drainTagged() and self._inner.complete()
-
-    def close(self) -> None:
-        """Close the inner processor."""
-        self._inner.close()
-
-    def _drainTagged(self) -> bool:
-        if self._tagged.isEmpty():
-            return True
-        self._inner.process(0, self._tagged)
-        return self._tagged.isEmpty()
+        """Nothing to do: the wrapped processor's one input, ordinal 0, completes with the vertex."""
+        return True

@@ -9,16 +9,8 @@ from collections.abc import Callable
 
 import attrs
 
-from sparkjet.coredag.api.processor import (
-    ALL_ORDINALS,
-    Inbox,
-    Outbox,
-    Processor,
-    ProcessorContext,
-    callIdleHook,
-    restoreSnapshot,
-)
-from sparkjet.coredag.api.saves_changes import SavesChanges
+from sparkjet.coredag.api.processor import ALL_ORDINALS, Outbox, Processor, ProcessorContext
+from sparkjet.coredag.api.processor_wrapper import ProcessorWrapper, StandardSupplierWrapper, SupplierWrapper
 from sparkjet.coredag.api.standard import BatchFunction, StandardProcessorSupplier
 from sparkjet.coredag.model.watermark import Watermark
 from sparkjet.coredag.processors.sinks import workerLogger
@@ -56,47 +48,11 @@ def peeking(supplier: Callable, logger: ItemLogger) -> Callable:
 
 
 @attrs.frozen
-class PeekingP(StandardProcessorSupplier):
+class PeekingP(StandardSupplierWrapper):
     """A standard supplier whose output is logged, on the fast path and the cooperative one."""
 
     inner: StandardProcessorSupplier
     logger: ItemLogger
-
-    @property
-    def acceptsAnyRouting(self) -> bool:
-        """As the wrapped supplier."""
-        return self.inner.acceptsAnyRouting
-
-    @property
-    def readsThroughSpark(self) -> bool:
-        """As the wrapped supplier."""
-        return self.inner.readsThroughSpark
-
-    @property
-    def readsStream(self) -> bool:
-        """As the wrapped supplier."""
-        return self.inner.readsStream
-
-    @property
-    def finite(self) -> bool:
-        """As the wrapped stream source."""
-        return self.inner.finite
-
-    def sparkInput(self, spark):
-        """Return the wrapped source's input."""
-        return self.inner.sparkInput(spark)
-
-    def streamingRows(self, spark, workDirectory: str):
-        """Return the wrapped stream source's streaming rows."""
-        return self.inner.streamingRows(spark, workDirectory)
-
-    def microBatchRows(self, rows):
-        """Return the wrapped stream source's rows of a micro-batch."""
-        return self.inner.microBatchRows(rows)
-
-    def feeder(self, jobName: str, workDirectory: str):
-        """Return the wrapped stream source's feeder."""
-        return self.inner.feeder(jobName, workDirectory)
 
     def sparkRowsSupplier(self) -> "PeekingP":
         """Return the wrapped source's rows supplier, its output logged."""
@@ -108,33 +64,19 @@ class PeekingP(StandardProcessorSupplier):
         peek = StatelessChainP((self.logger.step(),))
         return lambda batches: peek.overBatches(None, inner(batches))
 
-    def preflight(self) -> "PeekingP":
-        """Preflight the wrapped supplier."""
-        return attrs.evolve(self, inner=self.inner.preflight())
-
     def __call__(self) -> "PeekingProcessor":
-        return peekingProcessor(self.inner(), self.logger)
+        return PeekingProcessor(self.inner(), self.logger)
 
 
 @attrs.frozen
-class PeekingSupplier:
+class PeekingSupplier(SupplierWrapper):
     """Any processor supplier whose processors' output is logged."""
 
     inner: Callable
     logger: ItemLogger
 
-    @property
-    def emitsWatermarks(self) -> bool:
-        """As the wrapped supplier: a peeked add-timestamps vertex still inserts watermarks."""
-        return getattr(self.inner, "emitsWatermarks", False)
-
-    @property
-    def windowsByEventTime(self) -> bool:
-        """As the wrapped supplier: a peeked window vertex is still drawn as one."""
-        return getattr(self.inner, "windowsByEventTime", False)
-
     def __call__(self) -> "PeekingProcessor":
-        return peekingProcessor(self.inner(), self.logger)
+        return PeekingProcessor(self.inner(), self.logger)
 
 
 class PeekingOutbox:
@@ -163,74 +105,13 @@ class PeekingOutbox:
         return self._outbox.hasUnfinishedItem()
 
 
-class PeekingProcessor(Processor):
+class PeekingProcessor(ProcessorWrapper):
     """Runs a processor with an outbox that logs what it emits."""
 
-    def __init__(self, inner: Processor, logger: ItemLogger) -> None:
-        self._inner, self._logger = inner, logger
+    def __init__(self, wrapped: Processor, logger: ItemLogger) -> None:
+        super().__init__(wrapped)
+        self._logger = logger
 
-    @property
-    def lateEventsDropped(self) -> int:
-        """As the inner processor (0 if it drops none)."""
-        return getattr(self._inner, "lateEventsDropped", 0)
-
-    def init(self, outbox: Outbox, context: ProcessorContext) -> None:
-        """Give the inner processor the logging outbox."""
-        self._inner.init(PeekingOutbox(outbox, self._logger), context)
-
-    def isCooperative(self) -> bool:
-        """As the inner processor."""
-        return self._inner.isCooperative()
-
-    def process(self, ordinal: int, inbox: Inbox) -> None:
-        """Delegate."""
-        self._inner.process(ordinal, inbox)
-
-    def tryProcess(self) -> bool:
-        """Delegate the idle hook."""
-        return callIdleHook(self._inner)
-
-    def tryProcessWatermark(self, watermark: Watermark) -> bool:
-        """Delegate."""
-        return self._inner.tryProcessWatermark(watermark)
-
-    def completeEdge(self, ordinal: int) -> bool:
-        """Delegate."""
-        return self._inner.completeEdge(ordinal)
-
-    def saveToSnapshot(self) -> bool:
-        """Delegate."""
-        return self._inner.saveToSnapshot()
-
-    def restoreFromSnapshot(self, inbox: Inbox) -> None:
-        """Delegate, in the form the inner processor takes."""
-        restoreSnapshot(self._inner, inbox)
-
-    def finishSnapshotRestore(self) -> bool:
-        """Delegate."""
-        return self._inner.finishSnapshotRestore()
-
-    def complete(self) -> bool:
-        """Delegate."""
-        return self._inner.complete()
-
-    def close(self) -> None:
-        """Delegate."""
-        self._inner.close()
-
-
-class PeekingChangesProcessor(PeekingProcessor, SavesChanges):
-    """A ``PeekingProcessor`` of a processor that saves its changes, which it saves as the inner one does."""
-
-    def saveChangesToSnapshot(self) -> bool:
-        """Delegate."""
-        return self._inner.saveChangesToSnapshot()
-
-    def forgetFromSnapshot(self, key: object) -> None:
-        """Delegate."""
-        self._inner.forgetFromSnapshot(key)
-
-
-def peekingProcessor(inner: Processor, logger: ItemLogger) -> PeekingProcessor:
-    """Return ``inner`` with an outbox that logs what it emits, saving its changes if it does."""
-    return (PeekingChangesProcessor if isinstance(inner, SavesChanges) else PeekingProcessor)(inner, logger)
+    def wrapOutbox(self, outbox: Outbox) -> "PeekingOutbox":
+        """Return the outbox that logs what the wrapped processor emits."""
+        return PeekingOutbox(outbox, self._logger)

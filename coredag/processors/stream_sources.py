@@ -20,7 +20,7 @@ from sparkjet.coredag.errors import InputError, shorten
 from sparkjet.coredag.model.jet_event import JetEvent
 from sparkjet.coredag.model.simple_event import SimpleEvent
 from sparkjet.coredag.processors.sinks import workerLogger
-from sparkjet.coredag.processors.sources import SparkRowsP, lineBatchesStartingIn, refuseUnreadableCharset
+from sparkjet.coredag.processors.sources import BatchConvertingProcessor, SparkRowsP, lineBatchesStartingIn, refuseUnreadableCharset
 
 FINITE_STREAM_SECONDS_APART = 2
 """How far apart the modification times of a finite stream's files are: Spark's file stream
@@ -88,7 +88,7 @@ class StreamSourceP(StandardProcessorSupplier):
         """Return the fast path of ``sparkRowsSupplier()``."""
         return self.sparkRowsSupplier().batchFunction(context)
 
-    def __call__(self):
+    def __call__(self) -> BatchConvertingProcessor:
         return self.sparkRowsSupplier()()
 
 

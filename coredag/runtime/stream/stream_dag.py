@@ -3,9 +3,14 @@ its stream sources and what they can replay, the vertices no stream reaches, whe
 must move it on, which sinks it can write and which are exactly once. Pure: no pyspark here."""
 
 import functools
+import inspect
+import typing
+from collections.abc import Callable
 
 import attrs
 
+from sparkjet.coredag.api.processor import AbstractProcessor, Processor
+from sparkjet.coredag.api.processor_wrapper import unwrapped
 from sparkjet.coredag.errors import DagError, JobError
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.model.dag import DAG
@@ -18,8 +23,9 @@ def streamSources(dag: DAG) -> list:
 
 
 def unpeeked(vertex) -> object:
-    """Return a vertex's processor supplier, the one ``peek()`` wraps where it is peeked."""
-    return getattr(vertex.processorSupplier, "inner", vertex.processorSupplier)
+    """Return a vertex's processor supplier as it is under its wrappers (``peek()``'s, a
+    co-aggregation's input tagging)."""
+    return unwrapped(vertex.processorSupplier)
 
 
 def staticVertices(dag: DAG) -> frozenset[str]:
@@ -33,8 +39,9 @@ def staticVertices(dag: DAG) -> frozenset[str]:
 
 def needsHeartbeat(dag: DAG, physical) -> bool:
     """Return whether time alone moves the job on, so it must run without new input: a
-    watermark following the wall clock (ingestion time), early results, or an idle timeout where
-    several processors insert watermarks (one turning idle lets the others' through)."""
+    watermark following the wall clock (ingestion time), early results, an idle timeout where
+    several processors insert watermarks (one turning idle lets the others' through), or a
+    processor that may prepare commits, whose second phase must not wait for the next input."""
     suppliers = {vertex.name: unpeeked(vertex) for vertex in dag}
     inserting = [name for name, supplier in suppliers.items() if getattr(supplier, "emitsWatermarks", False)]
     several = sum(physical.vertex(name).parallelism for name in inserting) > 1
@@ -42,8 +49,36 @@ def needsHeartbeat(dag: DAG, physical) -> bool:
         getattr(supplier, "needsHeartbeat", False)
         or getattr(supplier, "earlyResultsPeriod", 0) > 0
         or (several and getattr(supplier, "idleTimeoutMillis", 0) > 0)
+        or mayPrepareCommits(supplier)
         for supplier in suppliers.values()
     )
+
+
+def mayPrepareCommits(supplier: Callable) -> bool:
+    """Return whether the processors ``supplier`` makes may take part in a two-phase commit
+    (override ``snapshotCommitPrepare`` or ``snapshotCommitFinish``), as the class it makes
+    says (under its wrappers); a supplier that does not tell its class (a lambda) may."""
+    made = processorClass(unwrapped(supplier))
+    return made is None or any(
+        getattr(made, method, None) is not getattr(Processor, method)
+        for method in ("snapshotCommitPrepare", "snapshotCommitFinish")
+    )
+
+
+def processorClass(supplier: Callable) -> type | None:
+    """Return the class of the processors ``supplier`` makes where it tells: the class itself,
+    a ``functools.partial`` of one, or a callable whose return annotation names a class other
+    than the contract's own."""
+    if isinstance(supplier, type):
+        return supplier
+    if isinstance(supplier, functools.partial):
+        return processorClass(supplier.func)
+    function = supplier if inspect.isroutine(supplier) else type(supplier).__call__
+    try:
+        made = typing.get_type_hints(function).get("return")
+    except Exception:  # an annotation that does not resolve tells nothing
+        return None
+    return made if isinstance(made, type) and made not in (Processor, AbstractProcessor) else None
 
 
 def checkStreamSinks(dag: DAG) -> None:
