@@ -2,11 +2,14 @@
 state does not fit is refused naming what changed, a state dropped with its vertex is said, a
 checkpoint in use by a running job is refused (and that job goes on), a commit log cut short and
 garbled files are a CheckpointError naming the file, never a silent start from zero nor an
-UnpicklingError, EOFError or JSONDecodeError."""
+UnpicklingError, EOFError or JSONDecodeError. Spark's own files (its query's id, offsets, commits
+and sources' logs) are checked before Spark reads them, so a broken one is named too, not Spark's
+``Input length = 1``."""
 
 import concurrent.futures
 import contextlib
 import json
+import pickle
 import shutil
 
 import pytest
@@ -126,13 +129,14 @@ def test_a_checkpoint_whose_commit_log_was_removed_is_refused(jet, keptCheckpoin
         jet.newJob(runningCounts(watched, "no-commits"), guaranteed(checkpoint))
 
 
-@pytest.mark.parametrize("garbage", [b"", b"\x80\x05garbage", b"not json"])
+@pytest.mark.parametrize("garbage", [b"", b"\x80\x05garbage", b"not json", b"\xff\xfe", b"5", b'{"sourceCount": 1}', b"[1]"])
 @pytest.mark.parametrize("file", ["claimed-outputs.json", "job-shape.json"])
 def test_a_garbled_checkpoint_description_is_a_checkpoint_error_naming_it(jet, keptCheckpoint, file, garbage):
     watched, checkpoint = keptCheckpoint
     (checkpoint / file).write_bytes(garbage)
     with pytest.raises(CheckpointError, match=rf"The checkpoint file '.*{file}' cannot be read"):
-        jet.newJob(runningCounts(watched, "garbled"), guaranteed(checkpoint))
+        with cancelledAtTheEnd(jet.newJob(runningCounts(watched, "garbled"), guaranteed(checkpoint))):
+            pass
 
 
 @pytest.mark.parametrize("cut", [0, 10, -1])
@@ -143,6 +147,43 @@ def test_a_truncated_states_file_is_a_checkpoint_error_naming_it(jet, keptCheckp
     job = jet.newJob(runningCounts(watched, "truncated"), guaranteed(checkpoint))
     with pytest.raises(CheckpointError, match=r"The checkpoint file '.*states/batch-\d+\.pickle' cannot be read"):
         job.join()
+
+
+def test_states_of_another_shape_are_a_checkpoint_error_naming_the_file(jet, keptCheckpoint):
+    watched, checkpoint = keptCheckpoint
+    for states in (checkpoint / "states").glob("batch-*.pickle"):
+        states.write_bytes(pickle.dumps(["not", "states"]))
+    job = jet.newJob(runningCounts(watched, "shapeless"), guaranteed(checkpoint))
+    with pytest.raises(CheckpointError, match=r"The checkpoint file '.*states/batch-\d+\.pickle' cannot be read \(it "
+                       r"holds a list, not the processors' states by vertex and index; \d+ bytes\)"):
+        job.join()
+
+
+SPARK_FILES = ["metadata", "commits/1", "offsets/2", "offsets/1", "sources/0/2"]
+"""The files of the failed job's query that Spark reads when it starts the query again."""
+
+BREAKAGES = {
+    "garbled": (lambda data: b"\xff\xfe", r"it is not UTF-8 text: byte 0xff at offset 0"),
+    "empty": (lambda data: b"", r"it is empty"),
+    "truncated": (lambda data: data[: len(data) // 2], r"(line \d, .*, is not JSON|it ends after its version line)"),
+    "of another shape": (lambda data: (b"" if data.startswith(b"{") else b"v1\n") + b'["no", "object"]', r"(line \d|it) is not"),
+}
+
+
+@pytest.mark.parametrize("breakage", BREAKAGES)
+@pytest.mark.parametrize("file", SPARK_FILES)
+def test_a_broken_file_of_sparks_query_is_a_checkpoint_error_naming_it_before_the_query_starts(
+    jet, keptCheckpoint, file, breakage
+):
+    watched, checkpoint = keptCheckpoint
+    broken, reason = BREAKAGES[breakage]
+    path = checkpoint / "query" / file
+    path.write_bytes(broken(path.read_bytes()))
+    with pytest.raises(CheckpointError, match=rf"^The checkpoint file '{checkpoint}/query/{file}' cannot be read "
+                       rf"\({reason}.*; \d+ bytes\): it was cut short or changed from outside; restore it, or remove "
+                       rf"the checkpoint '{checkpoint}' to start the job over, empty: that loses the job's state"):
+        with cancelledAtTheEnd(jet.newJob(runningCounts(watched, "broken-query"), guaranteed(checkpoint))):
+            pass
 
 
 def test_a_garbled_exported_snapshot_is_a_checkpoint_error_naming_it(jet, tmp_path, monkeypatch):

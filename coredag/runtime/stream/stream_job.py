@@ -78,7 +78,8 @@ def streamStart(
 def checkRestart(checkpoint: StreamCheckpoint, jobName: str, dag: DAG) -> None:
     """Refuse to go on from ``checkpoint`` with a job its state does not fit (other stream
     sources, a vertex of the same name running another processor), or from one whose commit log
-    was cut; then note what this job runs, for its own restarts."""
+    was cut or whose files Spark reads are broken; then note what this job runs, for its own restarts."""
+    checkpoint.checkQueryLog()
     checkpoint.checkCommitLog()
     recorded = checkpoint.recordedShape()
     sourceCount = len(streamSources(dag))
