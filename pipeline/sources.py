@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 import attrs
 
 from sparkjet.coredag.errors import SourceLocation
+from sparkjet.coredag.model.user_paths import checkedPath
 from sparkjet.coredag.processors.built_stream_source import (
     StartProcessor,
     closeProcessor,
@@ -95,6 +96,7 @@ class Sources:
         ``file://`` ...) is read by Spark's reader. Lines end at ``\\r\\n``, ``\\r`` or ``\\n``;
         hidden files (names starting with '.' or '_') and a UTF-8 byte order mark at the start
         of a file are skipped, as in Spark's reader."""
+        directory, glob = inputPaths(directory, glob, "Sources.files")
         name = f"filesSource({os.path.join(directory, glob)})"
         return FilesSource(name, directory, glob, readableCharset(charset, "Sources.files"))
 
@@ -102,6 +104,7 @@ class Sources:
     def json(directory: str, glob: str = "*", charset: str = "utf-8") -> JsonSource:
         """Read each non-blank line of the files matching ``glob`` as one JSON object (a dict),
         the lines and files as ``Sources.files`` reads them."""
+        directory, glob = inputPaths(directory, glob, "Sources.json")
         name = f"jsonSource({os.path.join(directory, glob)})"
         return JsonSource(name, directory, glob, readableCharset(charset, "Sources.json"))
 
@@ -142,6 +145,13 @@ class Sources:
         values = tuple(items)
         checkPicklable(values, "items", "items")
         return ItemsSource("items", values)
+
+
+def inputPaths(directory, glob, origin: str) -> tuple[str, str]:
+    """Return a source's ``directory`` (a str or a path) and ``glob`` as str; refuse what no
+    file system takes (see ``checkedPath``), naming ``origin`` and the line of the user's call."""
+    who = f"{origin} (called at {SourceLocation.ofUserCall()})"
+    return checkedPath(directory, who, "directory", PipelineError), checkedPath(glob, who, "glob", PipelineError)
 
 
 def readableCharset(charset: str, origin: str) -> str:
