@@ -193,3 +193,70 @@ def test_a_garbled_exported_snapshot_is_a_checkpoint_error_naming_it(jet, tmp_pa
     described.write_text(json.dumps({"snapshotName": "broken"})[:-3])
     with pytest.raises(CheckpointError, match=r"The snapshot 'broken' cannot be read: its description '.*snapshot.json'"):
         jet.getJobStateSnapshot("broken")
+
+
+@pytest.fixture(scope="module")
+def exportedSnapshot(tmp_path_factory, spark):
+    """The state directory holding snapshot 'kept', exported by a job that counted 'ant' once,
+    and the directory that job watched."""
+    base = tmp_path_factory.mktemp("exported")
+    watched, state = base / "in", base / "state"
+    watched.mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SPARKJET_STATE_DIR", str(state))
+        jet = Jet(spark=spark)
+        job = jet.newJob(runningCounts(watched, "exporting"), JobConfig().setName("exporting"))
+        dropFile(watched, "a.txt", ["ant"])
+        eventually(lambda: ("ant", 1) in jet.getList("exporting"))
+        job.cancelAndExportSnapshot("kept")
+        with pytest.raises(concurrent.futures.CancelledError):
+            job.join()
+        jet.shutdown()
+    return watched, state
+
+
+@pytest.fixture
+def keptSnapshot(exportedSnapshot, tmp_path, monkeypatch):
+    """A copy of the state directory holding snapshot 'kept', for one test to break; and its directory."""
+    watched, state = exportedSnapshot
+    shutil.copytree(state, tmp_path / "state")
+    monkeypatch.setenv("SPARKJET_STATE_DIR", str(tmp_path / "state"))
+    return watched, tmp_path / "state" / "exported-snapshots" / "kept"
+
+
+def lastFile(directory, pattern: str = "[0-9]*"):
+    return max(directory.glob(pattern), key=lambda path: int(path.name.split(".")[0].removeprefix("batch-")))
+
+
+@pytest.mark.parametrize("file", ["query/metadata", "query/commits", "query/offsets", "query/sources/0", "states"])
+def test_a_broken_file_of_the_snapshot_a_job_starts_from_is_a_checkpoint_error_naming_it(jet, keptSnapshot, file):
+    watched, snapshot = keptSnapshot
+    path = snapshot / file if file == "query/metadata" else lastFile(snapshot / file, "*.pickle" if file == "states" else "[0-9]*")
+    path.write_bytes(path.read_bytes()[:7])
+    config = JobConfig().setName("from-broken").setInitialSnapshotName("kept")
+    with pytest.raises(CheckpointError, match=rf"^The checkpoint file '{path}' cannot be read \(.*\): it was cut short or "
+                       r"changed from outside; export the snapshot 'kept' again, or destroy it"):
+        with cancelledAtTheEnd(jet.newJob(runningCounts(watched, "from-broken"), config)):
+            pass
+
+
+@pytest.mark.parametrize("field, value", [("batchId", "0"), ("processorKinds", ["rolling-aggregate"]), ("sourceCount", None)])
+def test_a_snapshot_description_with_a_field_of_another_type_is_a_checkpoint_error_naming_it(jet, keptSnapshot, field, value):
+    _, snapshot = keptSnapshot
+    described = json.loads((snapshot / "snapshot.json").read_text())
+    (snapshot / "snapshot.json").write_text(json.dumps({**described, field: value}))
+    with pytest.raises(CheckpointError, match=rf"^The snapshot 'kept' cannot be read: its description '.*snapshot.json' is "
+                       rf"cut short or changed \({field} of another type\); export it again, or destroy it$"):
+        jet.getJobStateSnapshot("kept")
+
+
+def test_a_snapshot_is_where_its_description_is_whatever_it_says(jet, keptSnapshot, tmp_path):
+    """Destroying a snapshot whose description names another directory removes the snapshot, never that directory."""
+    _, snapshot = keptSnapshot
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("kept")
+    described = json.loads((snapshot / "snapshot.json").read_text())
+    (snapshot / "snapshot.json").write_text(json.dumps({**described, "directory": str(elsewhere)}))
+    jet.getJobStateSnapshot("kept").destroy()
+    assert not snapshot.exists() and (elsewhere / "keep.txt").read_text() == "kept"

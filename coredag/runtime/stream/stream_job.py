@@ -23,6 +23,7 @@ from sparkjet.coredag.runtime.stream.exported_snapshot import (
     checkShape,
     loadSnapshot,
     processorKinds,
+    snapshotFiles,
 )
 from sparkjet.coredag.runtime.stream.stream_dag import (
     checkReplayable,
@@ -62,7 +63,7 @@ def streamStart(
     initial = None
     if initialSnapshotName is not None:
         initial = startingSnapshot(initialSnapshotName, jobName, dag)
-        claimed = StreamCheckpoint(initial.directory).claimedOutputs()
+        claimed = snapshotFiles(initial).claimedOutputs()
     checkpoint = lock = None
     if checkpointLocation is not None:
         checkReplayable(dag, jobName)
@@ -91,11 +92,15 @@ def checkRestart(checkpoint: StreamCheckpoint, jobName: str, dag: DAG) -> None:
 
 def startingSnapshot(name: str, jobName: str, dag: DAG) -> JobStateSnapshot:
     """Return the exported snapshot ``name`` job ``jobName`` starts from, checked to fit its
-    ``dag``; the state of vertices it no longer has is dropped with a warning."""
+    ``dag`` and to be whole (its files as a restart checks a checkpoint's); the state of
+    vertices it no longer has is dropped with a warning."""
     snapshot = loadSnapshot(name)
     checkPrivate(
         snapshot.directory, lambda reason: f"Job '{jobName}' cannot start from snapshot '{name}': {reason}", SnapshotError
     )
+    files = snapshotFiles(snapshot)
+    files.checkQueryLog()
+    files.restoredStates()
     dropped = checkCompatible(snapshot, jobName, dag, len(streamSources(dag)))
     if dropped:
         warnings.warn(
