@@ -36,6 +36,11 @@ class CheckpointError(JobError):
     """A stream job's checkpoint location cannot be reached or written, or others could write it."""
 
 
+class UnreadableFile(Exception):
+    """A checkpoint file that is there but cannot be read (a checksum that does not match, a
+    directory in its place): its message says why, for the checkpoint's error to name the file."""
+
+
 class LocalCheckpointStorage:
     """A checkpoint in a local directory, checked before it is read (see ``checkPrivate``) and made
     by its first write, readable by you alone."""
@@ -82,6 +87,8 @@ class LocalCheckpointStorage:
                 return file.read()
         except FileNotFoundError:
             return None
+        except OSError as error:
+            raise UnreadableFile(error.strerror or str(error)) from None
 
     def write(self, name: str, data: bytes) -> None:
         """Make ``data`` file ``name``, whole or not at all: written aside, synced, then renamed
@@ -313,15 +320,19 @@ class HadoopCheckpointStorage:
 
     def read(self, name: str) -> bytes | None:
         """Return the bytes of file ``name`` (None if there is none): the one aside if a crash
-        left the file only there (see ``write``)."""
+        left the file only there (see ``write``). One the file system cannot read (on ``file://``,
+        one changed behind its checksum) is an UnreadableFile."""
         target = self._path(name)
         for path in (target, self._aside(target)):
             if self._fs.exists(path):
-                stream = self._fs.open(path)
                 try:
-                    return bytes(stream.readAllBytes())
-                finally:
-                    stream.close()
+                    stream = self._fs.open(path)
+                    try:
+                        return bytes(stream.readAllBytes())
+                    finally:
+                        stream.close()
+                except Exception as cause:
+                    raise UnreadableFile(javaMessage(cause)) from None
         return None
 
     def write(self, name: str, data: bytes) -> None:

@@ -260,3 +260,12 @@ def test_a_snapshot_is_where_its_description_is_whatever_it_says(jet, keptSnapsh
     (snapshot / "snapshot.json").write_text(json.dumps({**described, "directory": str(elsewhere)}))
     jet.getJobStateSnapshot("kept").destroy()
     assert not snapshot.exists() and (elsewhere / "keep.txt").read_text() == "kept"
+
+
+@pytest.mark.parametrize("file", ["commits/1", "offsets/2"])
+def test_a_broken_file_of_sparks_query_at_a_hadoop_url_is_a_checkpoint_error_naming_it(jet, keptCheckpoint, file):
+    watched, checkpoint = keptCheckpoint
+    (checkpoint / "query" / file).write_bytes(b"\xff\xfe")
+    with pytest.raises(CheckpointError, match=rf"^The checkpoint file 'file:{checkpoint}/query/{file}' cannot be read \("):
+        with cancelledAtTheEnd(jet.newJob(runningCounts(watched, "broken-url"), guaranteed(f"file://{checkpoint}"))):
+            pass

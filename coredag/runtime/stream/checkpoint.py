@@ -33,6 +33,7 @@ from sparkjet.coredag.processors.sources import isHadoopUrl
 from sparkjet.coredag.runtime.checkpoint_storage import (
     WRITING,
     CheckpointError,
+    UnreadableFile,
     cannotKeep,
     checkpointStorage,
     checkPrivate,
@@ -164,7 +165,7 @@ class StreamCheckpoint:
         """Refuse Spark's query checkpoint where a file Spark reads when the query starts is
         broken (see ``query_log``), before Spark reads it and fails with a trace naming none."""
         for name, check in self._filesSparkReads():
-            data = self.storage.read(name)
+            data = self._read(name)
             if data is not None:
                 self._decoded(name, data, check)
 
@@ -189,7 +190,7 @@ class StreamCheckpoint:
         batch = self.lastCommittedBatch()
         if batch is None:
             return {}
-        saved = self.storage.read(statesName(batch))
+        saved = self._read(statesName(batch))
         if saved is None:
             raise CheckpointError(
                 f"The checkpoint '{self.location}' has no states of micro-batch {batch}, which Spark committed: "
@@ -212,7 +213,7 @@ class StreamCheckpoint:
 
     def recordedShape(self) -> dict | None:
         """Return what the job's earlier run ran (see ``recordShape``), None for a new checkpoint."""
-        recorded = self.storage.read(SHAPE)
+        recorded = self._read(SHAPE)
         return None if recorded is None else self._decoded(SHAPE, recorded, _shape)
 
     def recordShape(self, processorKinds: dict[str, str], sourceCount: int) -> None:
@@ -224,6 +225,14 @@ class StreamCheckpoint:
         """Take the checkpoint for job ``jobName`` alone; one another job holds is a CheckpointError."""
         return CheckpointLock.take(self, jobName)
 
+    def _read(self, name: str) -> bytes | None:
+        """Return the bytes of file ``name`` (None if there is none); one the storage cannot read
+        is a CheckpointError naming it, what is wrong and what to do."""
+        try:
+            return self.storage.read(name)
+        except UnreadableFile as error:
+            raise self._broken(name, str(error)) from None
+
     def _decoded(self, name: str, data: bytes, decode):
         """Return ``data`` of file ``name`` decoded; a truncated or garbled file, or one of
         another shape, is a CheckpointError naming it, what is wrong and what to do."""
@@ -231,10 +240,14 @@ class StreamCheckpoint:
             return decode(data)
         except Exception as error:
             wrong = str(error) if isinstance(error, BrokenFile) else f"{type(error).__name__}: {error}"
-            raise CheckpointError(
-                f"The checkpoint file '{withoutPassword(self.storage.url(name))}' cannot be read ({wrong}; "
-                f"{len(data)} bytes): it was cut short or changed from outside; {self.remedy}"
-            ) from None
+            raise self._broken(name, f"{wrong}; {len(data)} bytes") from None
+
+    def _broken(self, name: str, wrong: str) -> CheckpointError:
+        """Return the error for file ``name`` that cannot be read, ``wrong`` saying why."""
+        return CheckpointError(
+            f"The checkpoint file '{withoutPassword(self.storage.url(name))}' cannot be read ({wrong}): it was cut "
+            f"short or changed from outside; {self.remedy}"
+        )
 
     def saveStates(self, batchId: int, states: dict) -> SnapshotMetrics:
         """Save where the processors' states are at the end of micro-batch ``batchId`` (their
@@ -258,9 +271,10 @@ class StreamCheckpoint:
         reachable yet has none to read here: a Hadoop URL before this process's SparkSession
         started, or a bad location, whose job then fails on ``open`` before it runs."""
         try:
-            claims = self.storage.read(CLAIMED)
+            self.storage  # noqa: B018: reached now, or not yet
         except CheckpointError:
             return set()
+        claims = self._read(CLAIMED)
         return set() if claims is None else self._decoded(CLAIMED, claims, _claims)
 
     def recordClaims(self, directories: list[str]) -> None:
