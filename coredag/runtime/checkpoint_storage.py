@@ -60,6 +60,11 @@ class LocalCheckpointStorage:
         """Check the directory once it exists (``making``: make it first, private)."""
         if self._checked:
             return
+        inTheWay = _fileInTheWay(self.location)
+        if inTheWay is not None:
+            raise CheckpointError(
+                cannotKeep(self._owner, self.location, f"'{inTheWay}' is a file, not a directory: give a directory")
+            )
         if making:
             makePrivateDirectories(self.location)
         self._checked = checkPrivate(self.location, lambda reason: cannotKeep(self._owner, self.location, reason))
@@ -141,6 +146,14 @@ class LocalCheckpointStorage:
         target = self.url(name)
         makePrivateDirectories(os.path.dirname(target))
         _copied(local, target)
+
+
+def _fileInTheWay(path: str) -> str | None:
+    """Return what stands where local directory ``path``, or the nearest one above it, should
+    be and is no directory (None if nothing does)."""
+    while not os.path.lexists(path) and os.path.dirname(path) != path:
+        path = os.path.dirname(path)
+    return None if os.path.isdir(path) else path
 
 
 def makePrivateDirectories(path: str) -> None:
