@@ -119,10 +119,9 @@ class Sinks:
 def outputDirectory(directory, origin: str) -> str:
     """Return ``directory`` (a str or path-like) as a str; refuse one no job may write into, or
     that no file system takes (see ``checkedPath``)."""
-    directory = checkedPath(directory, f"{origin} (called at {SourceLocation.ofUserCall()})", "output directory", PipelineError)
+    who = f"{origin} (called at {SourceLocation.ofUserCall()})"
+    directory = checkedPath(directory, who, "output directory", PipelineError)
     reason = unsafeOutputReason(directory)
     if reason is not None:
-        raise PipelineError(
-            unsafeOutputMessage(f"{origin} (called at {SourceLocation.ofUserCall()})", directory, reason)
-        )
+        raise PipelineError(unsafeOutputMessage(who, directory, reason))
     return directory

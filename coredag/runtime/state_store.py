@@ -195,10 +195,11 @@ class StateStore:
 
 def brokenState(root: str, name: str, wrong: str) -> CheckpointError:
     """Return the error for state file ``name`` under ``root`` that cannot be read, ``wrong`` saying why."""
+    checkpoint = withoutPassword(root.rstrip("/").rsplit("/", 1)[0])
     return CheckpointError(
         f"The state file '{stateFiles(root).where(name)}' cannot be read ({wrong}): it was cut short or changed from "
-        f"outside; restore it, or remove the checkpoint '{withoutPassword(root.rstrip('/').rsplit('/', 1)[0])}' to start "
-        "the job over, empty: that loses the job's state and where it was in its sources"
+        f"outside; restore it, or remove the checkpoint '{checkpoint}' to start the job over, empty: that loses the "
+        "job's state and where it was in its sources"
     )
 
 

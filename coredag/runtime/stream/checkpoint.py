@@ -179,7 +179,8 @@ class StreamCheckpoint:
         for batch in self._batches(f"{QUERY}/commits")[-1:]:
             yield f"{QUERY}/commits/{batch}", checkCommit
         for source in self.storage.names(f"{QUERY}/sources"):
-            names = sorted((name for name in self.storage.names(f"{QUERY}/sources/{source}") if LOG_FILE.fullmatch(name)), key=batchOf)
+            listed = self.storage.names(f"{QUERY}/sources/{source}")
+            names = sorted((name for name in listed if LOG_FILE.fullmatch(name)), key=batchOf)
             compactions = [number for number, name in enumerate(names) if name.endswith(".compact")]
             for name in names[compactions[-1] if compactions else 0:]:
                 yield f"{QUERY}/sources/{source}/{name}", checkSourceLog
@@ -193,8 +194,8 @@ class StreamCheckpoint:
         saved = self._read(statesName(batch))
         if saved is None:
             raise CheckpointError(
-                f"The checkpoint '{self.location}' has no states of micro-batch {batch}, which Spark committed: "
-                "it was changed from outside; remove it to start the job empty"
+                f"The checkpoint '{withoutPassword(self.location)}' has no states of micro-batch {batch}, which Spark "
+                f"committed: it was changed from outside; {self.remedy}"
             )
         return self._decoded(statesName(batch), saved, _states)
 
@@ -367,7 +368,9 @@ def _shape(data: bytes) -> dict:
         isinstance(kinds, dict) and all(isinstance(name, str) and isinstance(kind, str) for name, kind in kinds.items())
         and type(shape.get("sourceCount")) is int
     ):
-        raise BrokenFile('it is not a job\'s shape, a JSON object such as {"processorKinds": {"map": "..."}, "sourceCount": 1}')
+        raise BrokenFile(
+            'it is not a job\'s shape, a JSON object such as {"processorKinds": {"map": "..."}, "sourceCount": 1}'
+        )
     return shape
 
 

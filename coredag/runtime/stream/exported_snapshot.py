@@ -165,7 +165,8 @@ def _misfits(snapshot: JobStateSnapshot) -> list[str]:
     fits = {
         **{field: isinstance(getattr(snapshot, field), str) for field in ("snapshotName", "job")},
         **{field: type(getattr(snapshot, field)) is int for field in ("created", "batchId", "size", "sourceCount")},
-        "processorKinds": isinstance(kinds, dict) and all(isinstance(item, str) for pair in kinds.items() for item in pair),
+        "processorKinds": isinstance(kinds, dict)
+        and all(isinstance(item, str) for pair in kinds.items() for item in pair),
     }
     return [field for field, fitting in fits.items() if not fitting]
 
@@ -173,9 +174,8 @@ def _misfits(snapshot: JobStateSnapshot) -> list[str]:
 def snapshotFiles(snapshot: JobStateSnapshot) -> StreamCheckpoint:
     """Return the files of ``snapshot``, laid out as a checkpoint's: a broken one is a
     CheckpointError naming it and saying to export the snapshot again."""
-    return StreamCheckpoint(
-        snapshot.directory, f"export the snapshot '{snapshot.snapshotName}' again, or destroy it (JobStateSnapshot.destroy)"
-    )
+    again = f"export the snapshot '{snapshot.snapshotName}' again, or destroy it (JobStateSnapshot.destroy)"
+    return StreamCheckpoint(snapshot.directory, again)
 
 
 def checkCompatible(snapshot: JobStateSnapshot, jobName: str, dag: DAG, sourceCount: int) -> list[str]:
