@@ -1,11 +1,11 @@
 """Sinks: where a pipeline's results go."""
 
-import os
 from collections.abc import Callable
 
 import attrs
 
 from sparkjet.coredag.errors import SourceLocation
+from sparkjet.coredag.model.user_paths import checkedPath
 from sparkjet.coredag.processors.output_paths import unsafeOutputMessage, unsafeOutputReason
 from sparkjet.pipeline.errors import PipelineError
 from sparkjet.pipeline.functions import checkFunction
@@ -117,19 +117,11 @@ class Sinks:
 
 
 def outputDirectory(directory, origin: str) -> str:
-    """Return ``directory`` (a str or path-like) as a str; refuse one no job may write into."""
-    try:
-        directory = os.fspath(directory)
-    except TypeError:
-        directory = None
-    if not isinstance(directory, str):
-        raise PipelineError(
-            f"{origin} (called at {SourceLocation.ofUserCall()}): expected the output directory "
-            "as a str or a path"
-        )
+    """Return ``directory`` (a str or path-like) as a str; refuse one no job may write into, or
+    that no file system takes (see ``checkedPath``)."""
+    who = f"{origin} (called at {SourceLocation.ofUserCall()})"
+    directory = checkedPath(directory, who, "output directory", PipelineError)
     reason = unsafeOutputReason(directory)
     if reason is not None:
-        raise PipelineError(
-            unsafeOutputMessage(f"{origin} (called at {SourceLocation.ofUserCall()})", directory, reason)
-        )
+        raise PipelineError(unsafeOutputMessage(who, directory, reason))
     return directory

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 import attrs
 
 from sparkjet.coredag.errors import SourceLocation
+from sparkjet.coredag.model.user_paths import checkedPath
 from sparkjet.coredag.processors.built_stream_source import (
     StartProcessor,
     closeProcessor,
@@ -103,6 +104,7 @@ class Sources:
                 Spark's reader.
             glob: which files of the directory to read.
             charset: the files' charset; one whose newline is the byte ``\\n`` (UTF-8, Latin-1...)."""
+        directory, glob = inputPaths(directory, glob, "Sources.files")
         name = f"filesSource({os.path.join(directory, glob)})"
         return FilesSource(name, directory, glob, readableCharset(charset, "Sources.files"))
 
@@ -110,6 +112,7 @@ class Sources:
     def json(directory: str, glob: str = "*", charset: str = "utf-8") -> JsonSource:
         """Read each non-blank line of the files matching ``glob`` as one JSON object (a dict),
         the lines and files as ``Sources.files`` reads them."""
+        directory, glob = inputPaths(directory, glob, "Sources.json")
         name = f"jsonSource({os.path.join(directory, glob)})"
         return JsonSource(name, directory, glob, readableCharset(charset, "Sources.json"))
 
@@ -150,6 +153,13 @@ class Sources:
         values = tuple(items)
         checkPicklable(values, "items", "items")
         return ItemsSource("items", values)
+
+
+def inputPaths(directory, glob, origin: str) -> tuple[str, str]:
+    """Return a source's ``directory`` (a str or a path) and ``glob`` as str; refuse what no
+    file system takes (see ``checkedPath``), naming ``origin`` and the line of the user's call."""
+    who = f"{origin} (called at {SourceLocation.ofUserCall()})"
+    return checkedPath(directory, who, "directory", PipelineError), checkedPath(glob, who, "glob", PipelineError)
 
 
 def readableCharset(charset: str, origin: str) -> str:

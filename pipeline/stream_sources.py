@@ -84,13 +84,14 @@ def fileWatcher(
     a file deleted before it is read is skipped with a warning, as Jet's watcher skips it, unless
     not ``ignoreMissingFiles`` (Spark's option): then it fails the job; a line longer than
     ``maxLineBytes`` fails the job too."""
-    from sparkjet.pipeline.sources import readableCharset
+    from sparkjet.pipeline.sources import inputPaths, readableCharset
 
     where = f"Sources.fileWatcher (called at {SourceLocation.ofUserCall()})"
     if not isinstance(ignoreMissingFiles, bool):
         raise PipelineError(f"{where}: ignoreMissingFiles must be True or False, got {ignoreMissingFiles!r}")
     if not isinstance(maxLineBytes, int) or isinstance(maxLineBytes, bool) or maxLineBytes <= 0:
         raise PipelineError(f"{where}: maxLineBytes must be a positive number of bytes, got {maxLineBytes!r}")
+    directory, glob = inputPaths(directory, glob, "Sources.fileWatcher")
     name = f"fileWatcherSource({os.path.join(directory, glob)})"
     charset = readableCharset(charset, "Sources.fileWatcher")
     return FileWatcherSource(name, directory, glob, charset, ignoreMissingFiles, maxLineBytes)

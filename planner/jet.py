@@ -19,6 +19,7 @@ from sparkjet.coredag.api.standard import preflightDag
 from sparkjet.coredag.errors import DagError, Interrupted, JobError, SessionError, SparkjetError, StoppedByShutdown
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics
+from sparkjet.coredag.runtime.stream.state_directory import snapshotName
 from sparkjet.coredag.runtime.stream.stream_dag import notExactlyOnce, streamSources
 from sparkjet.coredag.runtime.stream.suspension import Suspension, SuspensionState
 from sparkjet.pipeline.pipeline import Pipeline
@@ -223,12 +224,14 @@ class Job:
         """Export the stream job's state after its last micro-batch as snapshot ``name`` (one
         of that name is replaced), and go on running; ``JobConfig.setInitialSnapshotName(name)``
         starts a new job from it (Jet's ``Job.exportSnapshot``). A suspended job exports the
-        snapshot it stopped at."""
-        return self._streamOf("exportSnapshot").exportSnapshot(name)
+        snapshot it stopped at. A name that cannot name a directory is a JobError, the job untouched."""
+        return self._streamOf("exportSnapshot").exportSnapshot(snapshotName(name, f"Job '{self.name}': exportSnapshot"))
 
     def cancelAndExportSnapshot(self, name: str) -> "JobStateSnapshot":
         """Export the stream job's state as snapshot ``name``, then cancel it, no micro-batch
-        running in between (Jet's ``Job.cancelAndExportSnapshot``)."""
+        running in between (Jet's ``Job.cancelAndExportSnapshot``); a name that cannot name a
+        directory is a JobError, the job going on."""
+        name = snapshotName(name, f"Job '{self.name}': cancelAndExportSnapshot")
         return self._streamOf("cancelAndExportSnapshot").exportSnapshot(name, cancelling=True)
 
     def _streamOf(self, method: str) -> "StreamJob":

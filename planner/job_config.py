@@ -7,7 +7,9 @@ Unlike sparkjet's values, a ``JobConfig`` is mutable, as Jet's is: Jet's users w
 import os
 
 from sparkjet.coredag.api.processor import ProcessingGuarantee
-from sparkjet.coredag.runtime.stream.state_directory import fileName, stateRoot
+from sparkjet.coredag.model.user_paths import checkedPath
+from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError
+from sparkjet.coredag.runtime.stream.state_directory import fileName, snapshotName, stateRoot
 
 
 class JobConfig:
@@ -52,12 +54,23 @@ class JobConfig:
         """Return the snapshot interval."""
         return self._snapshotIntervalMillis
 
-    def setCheckpointLocation(self, directory: str) -> "JobConfig":
+    def setCheckpointLocation(self, directory: "str | os.PathLike | None") -> "JobConfig":
         """Keep the stream job's checkpoint (Spark's offsets and commits, the processors'
         snapshots) in ``directory``: a local path, or a Hadoop URL (``hdfs://``, ``s3a://``,
         ``file://`` ...) reached through Spark's JVM as Spark reaches its own checkpoint there;
-        the files of sources sparkjet feeds stay local (see ``sparkjet.coredag.runtime.stream.checkpoint``)."""
-        self._checkpointLocation = directory
+        the files of sources sparkjet feeds stay local (see ``sparkjet.coredag.runtime.stream.checkpoint``).
+        None keeps it under ``$SPARKJET_STATE_DIR`` (see ``checkpointLocation``); one that is not a
+        str or a path, is empty or holds a NUL character is a CheckpointError."""
+        if directory is None:
+            self._checkpointLocation = None
+            return self
+        location = checkedPath(directory, "JobConfig.setCheckpointLocation", "checkpoint location", CheckpointError)
+        if not location.strip():
+            raise CheckpointError(
+                "JobConfig.setCheckpointLocation: the checkpoint location is empty: give a directory, or None "
+                "to keep the checkpoint under $SPARKJET_STATE_DIR"
+            )
+        self._checkpointLocation = location
         return self
 
     def checkpointLocation(self, jobName: str) -> str:
@@ -70,8 +83,9 @@ class JobConfig:
     def setInitialSnapshotName(self, name: str | None) -> "JobConfig":
         """Start the stream job from the snapshot exported under ``name`` (``Job.exportSnapshot``),
         also when it runs without a guarantee, as in Jet; a restart before its own first
-        snapshot starts from it again."""
-        self._initialSnapshotName = name
+        snapshot starts from it again. A name that cannot name a directory (empty, with a control
+        character, too long) is a JobError."""
+        self._initialSnapshotName = None if name is None else snapshotName(name, "JobConfig.setInitialSnapshotName")
         return self
 
     def getInitialSnapshotName(self) -> str | None:

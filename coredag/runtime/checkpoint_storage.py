@@ -28,6 +28,11 @@ class CheckpointError(JobError):
     """A stream job's checkpoint location cannot be reached or written, or others could write it."""
 
 
+class UnreadableFile(Exception):
+    """A checkpoint file that is there but cannot be read (a checksum that does not match, a
+    directory in its place): its message says why, for the checkpoint's error to name the file."""
+
+
 class LocalCheckpointStorage:
     """A checkpoint in a local directory, checked before it is read (see ``checkPrivate``) and made
     by its first write, readable by you alone."""
@@ -47,6 +52,11 @@ class LocalCheckpointStorage:
         """Check the directory once it exists (``making``: make it first, private)."""
         if self._checked:
             return
+        inTheWay = _fileInTheWay(self.location)
+        if inTheWay is not None:
+            raise CheckpointError(
+                cannotKeep(self._owner, self.location, f"'{inTheWay}' is a file, not a directory: give a directory")
+            )
         if making:
             makePrivateDirectories(self.location)
         self._checked = checkPrivate(self.location, lambda reason: cannotKeep(self._owner, self.location, reason))
@@ -74,6 +84,8 @@ class LocalCheckpointStorage:
                 return file.read()
         except FileNotFoundError:
             return None
+        except OSError as error:
+            raise UnreadableFile(error.strerror or str(error)) from None
 
     def write(self, name: str, data: bytes) -> None:
         """Make ``data`` file ``name``, whole or not at all: written aside, synced, then renamed
@@ -126,6 +138,14 @@ class LocalCheckpointStorage:
         target = self.url(name)
         makePrivateDirectories(os.path.dirname(target))
         _copied(local, target)
+
+
+def _fileInTheWay(path: str) -> str | None:
+    """Return what stands where local directory ``path``, or the nearest one above it, should
+    be and is no directory (None if nothing does)."""
+    while not os.path.lexists(path) and os.path.dirname(path) != path:
+        path = os.path.dirname(path)
+    return None if os.path.isdir(path) else path
 
 
 def makePrivateDirectories(path: str) -> None:
@@ -305,15 +325,19 @@ class HadoopCheckpointStorage:
 
     def read(self, name: str) -> bytes | None:
         """Return the bytes of file ``name`` (None if there is none): the one aside if a crash
-        left the file only there (see ``write``)."""
+        left the file only there (see ``write``). One the file system cannot read (on ``file://``,
+        one changed behind its checksum) is an UnreadableFile."""
         target = self._path(name)
         for path in (target, self._aside(target)):
             if self._fs.exists(path):
-                stream = self._fs.open(path)
                 try:
-                    return bytes(stream.readAllBytes())
-                finally:
-                    stream.close()
+                    stream = self._fs.open(path)
+                    try:
+                        return bytes(stream.readAllBytes())
+                    finally:
+                        stream.close()
+                except Exception as cause:
+                    raise UnreadableFile(javaMessage(cause)) from None
         return None
 
     def write(self, name: str, data: bytes) -> None:

@@ -13,8 +13,9 @@ import attrs
 from sparkjet.coredag.api.saves_changes import Removed
 from sparkjet.coredag.errors import JobError
 from sparkjet.coredag.model.broadcast_key import BroadcastKey
+from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError
 from sparkjet.coredag.runtime.processor_state import ProcessorState, RestoredShare, partitionKeyOf
-from sparkjet.coredag.runtime.state_files import stateFiles
+from sparkjet.coredag.runtime.state_files import stateFiles, withoutPassword
 from sparkjet.coredag.runtime.stream.state_directory import directoryName
 
 STATE = "state"
@@ -164,19 +165,49 @@ class StateStore:
         return list(byKey.items())
 
     def _read(self, name: str):
+        """Return the entries of base ``name``, or what delta ``name`` changes (entries, removed keys)."""
         try:
-            return pickle.loads(stateFiles(self.root).read(name))
+            data = stateFiles(self.root).read(name)
         except FileNotFoundError:
             raise MissingStateError(
                 f"The state file '{stateFiles(self.root).where(name)}' is missing: the checkpoint was changed from "
                 "outside, or its directory is not shared with every executor (on a cluster, keep the checkpoint "
                 "where every machine sees the same files: a Hadoop URL, or a file system every machine mounts)"
             ) from None
+        try:
+            payload = pickle.loads(data)
+        except Exception as error:
+            raise brokenState(self.root, name, f"{type(error).__name__}: {error}; {len(data)} bytes") from None
+        isDelta = name.endswith(".delta")
+        if not (_isDelta(payload) if isDelta else _isEntries(payload)):
+            what = "entries changed and keys removed" if isDelta else "a list of (key, value) entries"
+            raise brokenState(self.root, name, f"it holds a {type(payload).__name__}, not {what}")
+        return payload
 
     def _write(self, name: str, data: bytes) -> int:
         """Write ``data`` as file ``name``, whole or absent."""
         stateFiles(self.root).write(name, data)
         return len(data)
+
+
+def brokenState(root: str, name: str, wrong: str) -> CheckpointError:
+    """Return the error for state file ``name`` under ``root`` that cannot be read, ``wrong`` saying why."""
+    checkpoint = withoutPassword(root.rstrip("/").rsplit("/", 1)[0])
+    return CheckpointError(
+        f"The state file '{stateFiles(root).where(name)}' cannot be read ({wrong}): it was cut short or changed from "
+        f"outside; restore it, or remove the checkpoint '{checkpoint}' to start the job over, empty: that loses the "
+        "job's state and where it was in its sources"
+    )
+
+
+def _isEntries(payload: object) -> bool:
+    return isinstance(payload, list) and all(isinstance(entry, tuple) and len(entry) == 2 for entry in payload)
+
+
+def _isDelta(payload: object) -> bool:
+    return (
+        type(payload) is tuple and len(payload) == 2 and _isEntries(payload[0]) and isinstance(payload[1], list)
+    )
 
 
 def referencedFiles(states: dict) -> set[str]:

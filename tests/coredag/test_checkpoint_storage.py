@@ -103,3 +103,15 @@ def test_a_copy_leaves_out_the_files_spark_is_still_writing(tmp_path):
         (commits / name).write_text("v1")
     LocalCheckpointStorage(str(tmp_path / "cp")).copyOut("query", str(tmp_path / "copy"))
     assert sorted(os.listdir(tmp_path / "copy" / "commits")) == [".0.crc", "0"]
+
+
+@pytest.mark.parametrize("below", ["", "sub/dir"])
+def test_a_checkpoint_where_a_file_is_in_the_way_is_a_checkpoint_error_naming_it(tmp_path, below):
+    (tmp_path / "file").write_text("the user's")
+    location = str(tmp_path / "file" / below) if below else str(tmp_path / "file")
+    with pytest.raises(CheckpointError, match=(
+        rf"^Job 'j': cannot keep its checkpoint in '{location}': '{tmp_path / 'file'}' is a file, not a directory: "
+        "give a directory$"
+    )):
+        StreamCheckpoint(location).open("j").lock("j")
+    assert (tmp_path / "file").read_text() == "the user's"

@@ -5,9 +5,11 @@ the processors a Python worker keeps alive between micro-batches, taken up only 
 restores what they saved."""
 
 import os
+import pickle
 
 import pytest
 
+from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError
 from sparkjet.coredag.runtime.live_processors import LiveProcessor, keepLive, takeLive
 from sparkjet.coredag.runtime.processor_state import ProcessorState
 from sparkjet.coredag.api.saves_changes import REMOVED
@@ -72,6 +74,29 @@ def test_a_missing_state_file_names_it(tmp_path):
     os.remove(tmp_path / state.files[0])
     with pytest.raises(MissingStateError, match=r"The state file '.*' is missing"):
         StateStore(str(tmp_path), 1).load(state)
+
+
+@pytest.mark.parametrize(
+    "kind, breakage, wrong",
+    [
+        ("base", lambda data: b"\xff\xfe", r"UnpicklingError: .*; 2 bytes"),
+        ("base", lambda data: b"", r"EOFError: Ran out of input; 0 bytes"),
+        ("base", lambda data: data[: len(data) // 2], r"(UnpicklingError|EOFError): .*; \d+ bytes"),
+        ("base", lambda data: pickle.dumps({"a": 1}), r"it holds a dict, not a list of \(key, value\) entries"),
+        ("delta", lambda data: b"\xff\xfe", r"UnpicklingError: .*; 2 bytes"),
+        ("delta", lambda data: pickle.dumps([("a", 1)]), r"it holds a list, not entries changed and keys removed"),
+    ],
+)
+def test_a_broken_state_file_is_a_checkpoint_error_naming_it(tmp_path, kind, breakage, wrong):
+    _, state = saveVersions(str(tmp_path / "cp" / "state"), [{"a": 1, "b": 2}, {"a": 1, "b": 3}])
+    broken = next(name for name in state.files if name.endswith(kind))
+    path = tmp_path / "cp" / "state" / broken
+    path.write_bytes(breakage(path.read_bytes()))
+    with pytest.raises(CheckpointError, match=(
+        rf"^The state file '{path}' cannot be read \({wrong}\): it was cut short or changed from outside; restore "
+        rf"it, or remove the checkpoint '{tmp_path / 'cp'}' to start the job over, empty: that loses the job's state"
+    )):
+        StateStore(str(tmp_path / "cp" / "state"), 2).load(state)
 
 
 def test_a_kept_processor_is_taken_up_only_by_the_task_restoring_what_it_saved():

@@ -2,11 +2,14 @@
 state does not fit is refused naming what changed, a state dropped with its vertex is said, a
 checkpoint in use by a running job is refused (and that job goes on), a commit log cut short and
 garbled files are a CheckpointError naming the file, never a silent start from zero nor an
-UnpicklingError, EOFError or JSONDecodeError."""
+UnpicklingError, EOFError or JSONDecodeError. Spark's own files (its query's id, offsets, commits
+and sources' logs) are checked before Spark reads them, so a broken one is named too, not Spark's
+``Input length = 1``."""
 
 import concurrent.futures
 import contextlib
 import json
+import pickle
 import shutil
 
 import pytest
@@ -126,13 +129,14 @@ def test_a_checkpoint_whose_commit_log_was_removed_is_refused(jet, keptCheckpoin
         jet.newJob(runningCounts(watched, "no-commits"), guaranteed(checkpoint))
 
 
-@pytest.mark.parametrize("garbage", [b"", b"\x80\x05garbage", b"not json"])
+@pytest.mark.parametrize("garbage", [b"", b"\x80\x05garbage", b"not json", b"\xff\xfe", b"5", b'{"sourceCount": 1}', b"[1]"])
 @pytest.mark.parametrize("file", ["claimed-outputs.json", "job-shape.json"])
 def test_a_garbled_checkpoint_description_is_a_checkpoint_error_naming_it(jet, keptCheckpoint, file, garbage):
     watched, checkpoint = keptCheckpoint
     (checkpoint / file).write_bytes(garbage)
     with pytest.raises(CheckpointError, match=rf"The checkpoint file '.*{file}' cannot be read"):
-        jet.newJob(runningCounts(watched, "garbled"), guaranteed(checkpoint))
+        with cancelledAtTheEnd(jet.newJob(runningCounts(watched, "garbled"), guaranteed(checkpoint))):
+            pass
 
 
 @pytest.mark.parametrize("cut", [0, 10, -1])
@@ -145,6 +149,43 @@ def test_a_truncated_states_file_is_a_checkpoint_error_naming_it(jet, keptCheckp
         job.join()
 
 
+def test_states_of_another_shape_are_a_checkpoint_error_naming_the_file(jet, keptCheckpoint):
+    watched, checkpoint = keptCheckpoint
+    for states in (checkpoint / "states").glob("batch-*.pickle"):
+        states.write_bytes(pickle.dumps(["not", "states"]))
+    job = jet.newJob(runningCounts(watched, "shapeless"), guaranteed(checkpoint))
+    with pytest.raises(CheckpointError, match=r"The checkpoint file '.*states/batch-\d+\.pickle' cannot be read \(it "
+                       r"holds a list, not the processors' states by vertex and index; \d+ bytes\)"):
+        job.join()
+
+
+SPARK_FILES = ["metadata", "commits/1", "offsets/2", "offsets/1", "sources/0/2"]
+"""The files of the failed job's query that Spark reads when it starts the query again."""
+
+BREAKAGES = {
+    "garbled": (lambda data: b"\xff\xfe", r"it is not UTF-8 text: byte 0xff at offset 0"),
+    "empty": (lambda data: b"", r"it is empty"),
+    "truncated": (lambda data: data[: len(data) // 2], r"(line \d, .*, is not JSON|it ends after its version line)"),
+    "of another shape": (lambda data: (b"" if data.startswith(b"{") else b"v1\n") + b'["no", "object"]', r"(line \d|it) is not"),
+}
+
+
+@pytest.mark.parametrize("breakage", BREAKAGES)
+@pytest.mark.parametrize("file", SPARK_FILES)
+def test_a_broken_file_of_sparks_query_is_a_checkpoint_error_naming_it_before_the_query_starts(
+    jet, keptCheckpoint, file, breakage
+):
+    watched, checkpoint = keptCheckpoint
+    broken, reason = BREAKAGES[breakage]
+    path = checkpoint / "query" / file
+    path.write_bytes(broken(path.read_bytes()))
+    with pytest.raises(CheckpointError, match=rf"^The checkpoint file '{checkpoint}/query/{file}' cannot be read "
+                       rf"\({reason}.*; \d+ bytes\): it was cut short or changed from outside; restore it, or remove "
+                       rf"the checkpoint '{checkpoint}' to start the job over, empty: that loses the job's state"):
+        with cancelledAtTheEnd(jet.newJob(runningCounts(watched, "broken-query"), guaranteed(checkpoint))):
+            pass
+
+
 def test_a_garbled_exported_snapshot_is_a_checkpoint_error_naming_it(jet, tmp_path, monkeypatch):
     monkeypatch.setenv("SPARKJET_STATE_DIR", str(tmp_path / "state"))
     described = tmp_path / "state" / "exported-snapshots" / "broken" / "snapshot.json"
@@ -152,3 +193,79 @@ def test_a_garbled_exported_snapshot_is_a_checkpoint_error_naming_it(jet, tmp_pa
     described.write_text(json.dumps({"snapshotName": "broken"})[:-3])
     with pytest.raises(CheckpointError, match=r"The snapshot 'broken' cannot be read: its description '.*snapshot.json'"):
         jet.getJobStateSnapshot("broken")
+
+
+@pytest.fixture(scope="module")
+def exportedSnapshot(tmp_path_factory, spark):
+    """The state directory holding snapshot 'kept', exported by a job that counted 'ant' once,
+    and the directory that job watched."""
+    base = tmp_path_factory.mktemp("exported")
+    watched, state = base / "in", base / "state"
+    watched.mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SPARKJET_STATE_DIR", str(state))
+        jet = Jet(spark=spark)
+        job = jet.newJob(runningCounts(watched, "exporting"), JobConfig().setName("exporting"))
+        dropFile(watched, "a.txt", ["ant"])
+        eventually(lambda: ("ant", 1) in jet.getList("exporting"))
+        job.cancelAndExportSnapshot("kept")
+        with pytest.raises(concurrent.futures.CancelledError):
+            job.join()
+        jet.shutdown()
+    return watched, state
+
+
+@pytest.fixture
+def keptSnapshot(exportedSnapshot, tmp_path, monkeypatch):
+    """A copy of the state directory holding snapshot 'kept', for one test to break; and its directory."""
+    watched, state = exportedSnapshot
+    shutil.copytree(state, tmp_path / "state")
+    monkeypatch.setenv("SPARKJET_STATE_DIR", str(tmp_path / "state"))
+    return watched, tmp_path / "state" / "exported-snapshots" / "kept"
+
+
+def lastFile(directory, pattern: str = "[0-9]*"):
+    return max(directory.glob(pattern), key=lambda path: int(path.name.split(".")[0].removeprefix("batch-")))
+
+
+@pytest.mark.parametrize("file", ["query/metadata", "query/commits", "query/offsets", "query/sources/0", "states"])
+def test_a_broken_file_of_the_snapshot_a_job_starts_from_is_a_checkpoint_error_naming_it(jet, keptSnapshot, file):
+    watched, snapshot = keptSnapshot
+    path = snapshot / file if file == "query/metadata" else lastFile(snapshot / file, "*.pickle" if file == "states" else "[0-9]*")
+    path.write_bytes(path.read_bytes()[:7])
+    config = JobConfig().setName("from-broken").setInitialSnapshotName("kept")
+    with pytest.raises(CheckpointError, match=rf"^The checkpoint file '{path}' cannot be read \(.*\): it was cut short or "
+                       r"changed from outside; export the snapshot 'kept' again, or destroy it"):
+        with cancelledAtTheEnd(jet.newJob(runningCounts(watched, "from-broken"), config)):
+            pass
+
+
+@pytest.mark.parametrize("field, value", [("batchId", "0"), ("processorKinds", ["rolling-aggregate"]), ("sourceCount", None)])
+def test_a_snapshot_description_with_a_field_of_another_type_is_a_checkpoint_error_naming_it(jet, keptSnapshot, field, value):
+    _, snapshot = keptSnapshot
+    described = json.loads((snapshot / "snapshot.json").read_text())
+    (snapshot / "snapshot.json").write_text(json.dumps({**described, field: value}))
+    with pytest.raises(CheckpointError, match=rf"^The snapshot 'kept' cannot be read: its description '.*snapshot.json' is "
+                       rf"cut short or changed \({field} of another type\); export it again, or destroy it$"):
+        jet.getJobStateSnapshot("kept")
+
+
+def test_a_snapshot_is_where_its_description_is_whatever_it_says(jet, keptSnapshot, tmp_path):
+    """Destroying a snapshot whose description names another directory removes the snapshot, never that directory."""
+    _, snapshot = keptSnapshot
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("kept")
+    described = json.loads((snapshot / "snapshot.json").read_text())
+    (snapshot / "snapshot.json").write_text(json.dumps({**described, "directory": str(elsewhere)}))
+    jet.getJobStateSnapshot("kept").destroy()
+    assert not snapshot.exists() and (elsewhere / "keep.txt").read_text() == "kept"
+
+
+@pytest.mark.parametrize("file", ["commits/1", "offsets/2"])
+def test_a_broken_file_of_sparks_query_at_a_hadoop_url_is_a_checkpoint_error_naming_it(jet, keptCheckpoint, file):
+    watched, checkpoint = keptCheckpoint
+    (checkpoint / "query" / file).write_bytes(b"\xff\xfe")
+    with pytest.raises(CheckpointError, match=rf"^The checkpoint file 'file:{checkpoint}/query/{file}' cannot be read \("):
+        with cancelledAtTheEnd(jet.newJob(runningCounts(watched, "broken-url"), guaranteed(f"file://{checkpoint}"))):
+            pass

@@ -26,12 +26,23 @@ from sparkjet.coredag.processors.sources import isHadoopUrl
 from sparkjet.coredag.runtime.checkpoint_storage import (
     WRITING,
     CheckpointError,
+    UnreadableFile,
     cannotKeep,
     checkpointStorage,
     checkPrivate,
     makePrivateDirectories,
 )
+from sparkjet.coredag.runtime.processor_state import ProcessorState
 from sparkjet.coredag.runtime.state_files import withoutPassword
+from sparkjet.coredag.runtime.stream.query_log import (
+    LOG_FILE,
+    BrokenFile,
+    batchOf,
+    checkCommit,
+    checkOffsets,
+    checkQueryMetadata,
+    checkSourceLog,
+)
 from sparkjet.coredag.runtime.stream.state_directory import directoryName, stateRoot
 
 STATES = "states"
@@ -58,8 +69,13 @@ class StreamCheckpoint:
     """The checkpoint of one stream job, at ``location``: a local path or a Hadoop URL. Its
     storage is reached on first use, or by ``open`` with the job's name for the error."""
 
-    def __init__(self, location: str) -> None:
+    def __init__(self, location: str, remedy: str | None = None) -> None:
         self.location = location
+        self.remedy = remedy or (
+            f"restore it, or remove the checkpoint '{withoutPassword(location)}' to start the job over, empty: "
+            "that loses the job's state and where it was in its sources"
+        )
+        """What to do about a broken file, as its CheckpointError says."""
         self.sourcesDirectory = (
             os.path.join(stateRoot(), FED_SOURCES, directoryName(location)) if isHadoopUrl(location) else location
         )
@@ -132,8 +148,35 @@ class StreamCheckpoint:
 
     def lastCommittedBatch(self) -> int | None:
         """Return the last micro-batch Spark committed (None before the first)."""
-        batches = [int(name) for name in self.storage.names(f"{QUERY}/commits") if name.isdigit()]
-        return max(batches, default=None)
+        return max(self._batches(f"{QUERY}/commits"), default=None)
+
+    def _batches(self, log: str) -> list[int]:
+        """Return the batches whose files Spark's metadata log ``log`` holds, in order."""
+        return sorted(int(name) for name in self.storage.names(log) if name.isdigit())
+
+    def checkQueryLog(self) -> None:
+        """Refuse Spark's query checkpoint where a file Spark reads when the query starts is
+        broken (see ``query_log``), before Spark reads it and fails with a trace naming none."""
+        for name, check in self._filesSparkReads():
+            data = self._read(name)
+            if data is not None:
+                self._decoded(name, data, check)
+
+    def _filesSparkReads(self):
+        """Yield each file Spark reads when the query starts, with its check: the query's
+        metadata, the last two offsets, the last commit, each source's log since its last
+        compaction."""
+        yield f"{QUERY}/metadata", checkQueryMetadata
+        for batch in self._batches(f"{QUERY}/offsets")[-2:]:
+            yield f"{QUERY}/offsets/{batch}", checkOffsets
+        for batch in self._batches(f"{QUERY}/commits")[-1:]:
+            yield f"{QUERY}/commits/{batch}", checkCommit
+        for source in self.storage.names(f"{QUERY}/sources"):
+            listed = self.storage.names(f"{QUERY}/sources/{source}")
+            names = sorted((name for name in listed if LOG_FILE.fullmatch(name)), key=batchOf)
+            compactions = [number for number, name in enumerate(names) if name.endswith(".compact")]
+            for name in names[compactions[-1] if compactions else 0:]:
+                yield f"{QUERY}/sources/{source}/{name}", checkSourceLog
 
     def restoredStates(self) -> dict:
         """Return the processors' states at the end of the last committed micro-batch (none
@@ -141,13 +184,13 @@ class StreamCheckpoint:
         batch = self.lastCommittedBatch()
         if batch is None:
             return {}
-        saved = self.storage.read(statesName(batch))
+        saved = self._read(statesName(batch))
         if saved is None:
             raise CheckpointError(
-                f"The checkpoint '{self.location}' has no states of micro-batch {batch}, which Spark committed: "
-                "it was changed from outside; remove it to start the job empty"
+                f"The checkpoint '{withoutPassword(self.location)}' has no states of micro-batch {batch}, which Spark "
+                f"committed: it was changed from outside; {self.remedy}"
             )
-        return self._decoded(statesName(batch), saved, pickle.loads)
+        return self._decoded(statesName(batch), saved, _states)
 
     def checkCommitLog(self) -> None:
         """Refuse a checkpoint whose states are ahead of Spark's commit log (the log was removed
@@ -164,8 +207,8 @@ class StreamCheckpoint:
 
     def recordedShape(self) -> dict | None:
         """Return what the job's earlier run ran (see ``recordShape``), None for a new checkpoint."""
-        recorded = self.storage.read(SHAPE)
-        return None if recorded is None else self._decoded(SHAPE, recorded, json.loads)
+        recorded = self._read(SHAPE)
+        return None if recorded is None else self._decoded(SHAPE, recorded, _shape)
 
     def recordShape(self, processorKinds: dict[str, str], sourceCount: int) -> None:
         """Note each vertex's processor kind and the number of stream sources, for a restart to check."""
@@ -176,16 +219,29 @@ class StreamCheckpoint:
         """Take the checkpoint for job ``jobName`` alone; one another job holds is a CheckpointError."""
         return CheckpointLock.take(self, jobName)
 
+    def _read(self, name: str) -> bytes | None:
+        """Return the bytes of file ``name`` (None if there is none); one the storage cannot read
+        is a CheckpointError naming it, what is wrong and what to do."""
+        try:
+            return self.storage.read(name)
+        except UnreadableFile as error:
+            raise self._broken(name, str(error)) from None
+
     def _decoded(self, name: str, data: bytes, decode):
-        """Return ``data`` of file ``name`` decoded; a truncated or garbled file is a CheckpointError naming it."""
+        """Return ``data`` of file ``name`` decoded; a truncated or garbled file, or one of
+        another shape, is a CheckpointError naming it, what is wrong and what to do."""
         try:
             return decode(data)
         except Exception as error:
-            raise CheckpointError(
-                f"The checkpoint file '{self.storage.url(name)}' cannot be read ({type(error).__name__}: {error}; "
-                f"{len(data)} bytes): it was cut short or changed from outside; remove the checkpoint "
-                f"'{self.location}' to start the job empty"
-            ) from None
+            wrong = str(error) if isinstance(error, BrokenFile) else f"{type(error).__name__}: {error}"
+            raise self._broken(name, f"{wrong}; {len(data)} bytes") from None
+
+    def _broken(self, name: str, wrong: str) -> CheckpointError:
+        """Return the error for file ``name`` that cannot be read, ``wrong`` saying why."""
+        return CheckpointError(
+            f"The checkpoint file '{withoutPassword(self.storage.url(name))}' cannot be read ({wrong}): it was cut "
+            f"short or changed from outside; {self.remedy}"
+        )
 
     def saveStates(self, batchId: int, states: dict) -> SnapshotMetrics:
         """Save where the processors' states are at the end of micro-batch ``batchId`` (their
@@ -209,10 +265,11 @@ class StreamCheckpoint:
         reachable yet has none to read here: a Hadoop URL before this process's SparkSession
         started, or a bad location, whose job then fails on ``open`` before it runs."""
         try:
-            claims = self.storage.read(CLAIMED)
+            self.storage  # noqa: B018: reached now, or not yet
         except CheckpointError:
             return set()
-        return set() if claims is None else set(self._decoded(CLAIMED, claims, json.loads))
+        claims = self._read(CLAIMED)
+        return set() if claims is None else self._decoded(CLAIMED, claims, _claims)
 
     def recordClaims(self, directories: list[str]) -> None:
         """Note the output directories this job claimed, for its restarts."""
@@ -282,6 +339,40 @@ def processRuns(pid: object) -> bool:
     except OSError:
         return True
     return True
+
+
+def _states(data: bytes) -> dict:
+    """Return the states pickled in ``data``: by vertex name, by processor index, a ProcessorState."""
+    states = pickle.loads(data)
+    if not isinstance(states, dict) or not all(
+        isinstance(vertex, str) and isinstance(byIndex, dict)
+        and all(type(index) is int and isinstance(state, ProcessorState) for index, state in byIndex.items())
+        for vertex, byIndex in states.items()
+    ):
+        raise BrokenFile(f"it holds a {type(states).__name__}, not the processors' states by vertex and index")
+    return states
+
+
+def _shape(data: bytes) -> dict:
+    """Return the job's shape in ``data`` (see ``recordShape``)."""
+    shape = json.loads(data)
+    kinds = shape.get("processorKinds") if isinstance(shape, dict) else None
+    if not (
+        isinstance(kinds, dict) and all(isinstance(name, str) and isinstance(kind, str) for name, kind in kinds.items())
+        and type(shape.get("sourceCount")) is int
+    ):
+        raise BrokenFile(
+            'it is not a job\'s shape, a JSON object such as {"processorKinds": {"map": "..."}, "sourceCount": 1}'
+        )
+    return shape
+
+
+def _claims(data: bytes) -> set[str]:
+    """Return the output directories claimed in ``data``, a JSON list of them."""
+    claims = json.loads(data)
+    if not isinstance(claims, list) or not all(isinstance(claim, str) for claim in claims):
+        raise BrokenFile("it is not a JSON list of the output directories the job claimed")
+    return set(claims)
 
 
 def isStatesName(name: str) -> bool:

@@ -137,12 +137,38 @@ def loadSnapshot(name: str) -> JobStateSnapshot:
         )
     try:
         with open(path, encoding="utf-8") as file:
-            return JobStateSnapshot(**json.load(file))
+            described = json.load(file)
+        snapshot = JobStateSnapshot(**{**described, "directory": os.path.dirname(path)})
     except (ValueError, TypeError) as error:
-        raise CheckpointError(
-            f"The snapshot '{name}' cannot be read: its description '{path}' is cut short or changed "
-            f"({type(error).__name__}: {error}); export it again, or destroy it"
-        ) from None
+        wrong = f"{type(error).__name__}: {error}"
+    else:
+        misfits = _misfits(snapshot)
+        if not misfits:
+            return snapshot
+        wrong = f"{', '.join(misfits)} of another type"
+    raise CheckpointError(
+        f"The snapshot '{name}' cannot be read: its description '{path}' is cut short or changed "
+        f"({wrong}); export it again, or destroy it"
+    )
+
+
+def _misfits(snapshot: JobStateSnapshot) -> list[str]:
+    """Return the fields of ``snapshot``, as its description gave them, whose values are not of their type."""
+    kinds = snapshot.processorKinds
+    fits = {
+        **{field: isinstance(getattr(snapshot, field), str) for field in ("snapshotName", "job")},
+        **{field: type(getattr(snapshot, field)) is int for field in ("created", "batchId", "size", "sourceCount")},
+        "processorKinds": isinstance(kinds, dict)
+        and all(isinstance(item, str) for pair in kinds.items() for item in pair),
+    }
+    return [field for field, fitting in fits.items() if not fitting]
+
+
+def snapshotFiles(snapshot: JobStateSnapshot) -> StreamCheckpoint:
+    """Return the files of ``snapshot``, laid out as a checkpoint's: a broken one is a
+    CheckpointError naming it and saying to export the snapshot again."""
+    again = f"export the snapshot '{snapshot.snapshotName}' again, or destroy it (JobStateSnapshot.destroy)"
+    return StreamCheckpoint(snapshot.directory, again)
 
 
 def checkCompatible(snapshot: JobStateSnapshot, jobName: str, dag: DAG, sourceCount: int) -> list[str]:

@@ -47,3 +47,10 @@ def directoryName(name: str) -> str:
         return fileName(name, "A directory")
     except JobError:
         return hashlib.sha256(name.encode("utf-8")).hexdigest()
+
+
+def snapshotName(name: str, owner: str) -> str:
+    """Return ``name`` if it can name an exported snapshot's directory (see ``fileName``); else
+    raise the JobError naming ``owner``, where the name is given, before anything is done with it."""
+    fileName(name, owner)
+    return name

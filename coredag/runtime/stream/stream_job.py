@@ -25,6 +25,7 @@ from sparkjet.coredag.runtime.stream.exported_snapshot import (
     checkShape,
     loadSnapshot,
     processorKinds,
+    snapshotFiles,
 )
 from sparkjet.coredag.runtime.stream.stream_dag import (
     checkReplayable,
@@ -64,7 +65,7 @@ def streamStart(
     initial = None
     if initialSnapshotName is not None:
         initial = startingSnapshot(initialSnapshotName, jobName, dag)
-        claimed = StreamCheckpoint(initial.directory).claimedOutputs()
+        claimed = snapshotFiles(initial).claimedOutputs()
     checkpoint = lock = None
     if checkpointLocation is not None:
         checkReplayable(dag, jobName)
@@ -80,7 +81,8 @@ def streamStart(
 def checkRestart(checkpoint: StreamCheckpoint, jobName: str, dag: DAG) -> None:
     """Refuse to go on from ``checkpoint`` with a job its state does not fit (other stream
     sources, a vertex of the same name running another processor), or from one whose commit log
-    was cut; then note what this job runs, for its own restarts."""
+    was cut or whose files Spark reads are broken; then note what this job runs, for its own restarts."""
+    checkpoint.checkQueryLog()
     checkpoint.checkCommitLog()
     recorded = checkpoint.recordedShape()
     sourceCount = len(streamSources(dag))
@@ -92,11 +94,15 @@ def checkRestart(checkpoint: StreamCheckpoint, jobName: str, dag: DAG) -> None:
 
 def startingSnapshot(name: str, jobName: str, dag: DAG) -> JobStateSnapshot:
     """Return the exported snapshot ``name`` job ``jobName`` starts from, checked to fit its
-    ``dag``; the state of vertices it no longer has is dropped with a warning."""
+    ``dag`` and to be whole (its files as a restart checks a checkpoint's); the state of
+    vertices it no longer has is dropped with a warning."""
     snapshot = loadSnapshot(name)
     checkPrivate(
         snapshot.directory, lambda reason: f"Job '{jobName}' cannot start from snapshot '{name}': {reason}", SnapshotError
     )
+    files = snapshotFiles(snapshot)
+    files.checkQueryLog()
+    files.restoredStates()
     dropped = checkCompatible(snapshot, jobName, dag, len(streamSources(dag)))
     if dropped:
         warnings.warn(
