@@ -92,7 +92,7 @@ def test_a_checkpoint_without_the_states_spark_committed_says_what_is_missing(tm
     checkpoint = StreamCheckpoint(str(tmp_path / "cp")).open("j")
     (tmp_path / "cp" / "query" / "commits").mkdir(parents=True)
     (tmp_path / "cp" / "query" / "commits" / "4").write_text("v1")
-    with pytest.raises(CheckpointError, match=r"has no states of micro-batch 4, which Spark committed"):
+    with pytest.raises(CheckpointError, match=r"has no snapshot record of micro-batch 4, which Spark committed"):
         checkpoint.restoredStates()
 
 

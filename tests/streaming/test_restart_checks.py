@@ -125,7 +125,7 @@ def test_a_second_job_on_a_checkpoint_in_use_is_refused_and_the_first_goes_on(je
 def test_a_checkpoint_whose_commit_log_was_removed_is_refused(jet, keptCheckpoint):
     watched, checkpoint = keptCheckpoint
     shutil.rmtree(checkpoint / "query" / "commits")
-    with pytest.raises(CheckpointError, match=r"has the states of micro-batch \d+ but Spark's commit log .* ends at none"):
+    with pytest.raises(CheckpointError, match=r"has the snapshot of micro-batch \d+ but Spark's commit log .* ends at none"):
         jet.newJob(runningCounts(watched, "no-commits"), guaranteed(checkpoint))
 
 

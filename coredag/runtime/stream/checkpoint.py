@@ -187,8 +187,8 @@ class StreamCheckpoint:
         saved = self._read(statesName(batch))
         if saved is None:
             raise CheckpointError(
-                f"The checkpoint '{withoutPassword(self.location)}' has no states of micro-batch {batch}, which Spark "
-                f"committed: it was changed from outside; {self.remedy}"
+                f"The checkpoint '{withoutPassword(self.location)}' has no snapshot record of micro-batch {batch}, which "
+                f"Spark committed: it was changed from outside; {self.remedy}"
             )
         return self._decoded(statesName(batch), saved, _states)
 
@@ -200,7 +200,7 @@ class StreamCheckpoint:
         committed = _orMinusOne(self.lastCommittedBatch())
         if max(saved, default=-1) > committed + 1:
             raise CheckpointError(
-                f"The checkpoint '{self.location}' has the states of micro-batch {max(saved)} but Spark's commit log "
+                f"The checkpoint '{self.location}' has the snapshot of micro-batch {max(saved)} but Spark's commit log "
                 f"({self.storage.url(QUERY + '/commits')}) ends at {committed if committed >= 0 else 'none'}: "
                 "it was changed from outside; restore it, or remove the checkpoint to start the job empty"
             )
