@@ -8,22 +8,31 @@ directories the job claimed.
 A new job takes a vertex's state where it has a vertex of that name running the same kind of
 processor, starts empty a vertex the snapshot has no state for, and drops, with a warning, the
 state of vertices it no longer has (Jet restores by vertex name too); the same name running
-another processor, or another number of stream sources, is an error before anything runs."""
+another processor, or another number of stream sources, is an error before anything runs.
 
+Spark's file source logs by absolute URL each file it read (``query/sources/<n>/<batch>``: a
+version line, then a JSON entry a line). The fed sources' files move with the snapshot, so their
+entries are moved too: into the snapshot's directories as it is exported, into the new job's as
+it starts. Left as they were, the new job's source would find its last batch's files outside its
+directory (Spark's "Wrong basePath"), would take every file of its own as new (it remembers the
+URLs it read), and, for a built source, would delete the old job's files once read."""
+
+import functools
 import json
 import logging
 import os
 import pickle
 import shutil
+import tempfile
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import attrs
 
 from sparkjet.coredag.errors import JobError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.event_time_policy import wallClockMillis
-from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError, makePrivateDirectories
+from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError, LocalCheckpointStorage, makePrivateDirectories
 from sparkjet.coredag.runtime.state_store import referencedFiles
 from sparkjet.coredag.runtime.stream.checkpoint import (
     CLAIMED,
@@ -37,11 +46,13 @@ from sparkjet.coredag.runtime.stream.checkpoint import (
     statesName,
 )
 from sparkjet.coredag.runtime.stream.state_directory import fileName, stateRoot
-from sparkjet.coredag.runtime.stream.stream_dag import processorKind
+from sparkjet.coredag.runtime.stream.stream_dag import processorKind, streamSources, unpeeked
 
 EXPORTED = "exported-snapshots"
 """The directory under sparkjet's state directory holding the exported snapshots."""
 DESCRIPTION = "snapshot.json"
+SOURCE_LOGS = f"{QUERY}/sources"
+"""Where Spark's query checkpoint keeps each source's log of what it read."""
 
 logger = logging.getLogger("sparkjet")
 
@@ -112,8 +123,14 @@ def exportSnapshot(
     if claims is not None:
         with open(os.path.join(writing, CLAIMED), "wb") as file:
             file.write(claims)
-    for entry in checkpoint.sourceNames():
-        shutil.copytree(os.path.join(checkpoint.sourcesDirectory, entry), os.path.join(writing, entry))
+    for number, vertex in enumerate(streamSources(dag)):
+        if os.path.isdir(checkpoint.sourceDirectory(number)):
+            target = snapshotSource(writing, number)
+            unpeeked(vertex).copyWorkDirectory(checkpoint.sourceDirectory(number), target)
+    moveSourceLogs(
+        LocalCheckpointStorage(writing),
+        sourceMoves(checkpoint.sourceDirectory, functools.partial(snapshotSource, directory), sourceCount),
+    )
     with open(os.path.join(writing, statesName(batchId)), "wb") as file:
         pickle.dump(states, file)
     size = 0
@@ -183,16 +200,83 @@ def checkShape(
 
 
 def seedCheckpoint(snapshot: JobStateSnapshot, checkpoint: StreamCheckpoint, jobName: str) -> None:
-    """Make ``checkpoint`` (of a job that has none yet) a copy of ``snapshot``, its query under
-    a new id (Spark runs one query of an id at a time, and the exporting job may go on)."""
+    """Make ``checkpoint`` (of a job that has none yet) a copy of ``snapshot``: its query under a
+    new id (Spark runs one query of an id at a time, and the exporting job may go on), its file
+    sources' logs naming the fed files where this job feeds them (rewritten aside, then copied in)."""
     checkpoint.remove(keeping=(LOCK, SHAPE))
-    for entry in sorted(set(os.listdir(snapshot.directory)) - {DESCRIPTION}):
+    for entry in sorted(set(os.listdir(snapshot.directory)) - {DESCRIPTION, QUERY}):
         copied = os.path.join(snapshot.directory, entry)
         if entry.startswith(SOURCE_PREFIX):
             shutil.copytree(copied, os.path.join(checkpoint.sourcesDirectory, entry))
         else:
             checkpoint.storage.copyIn(copied, entry)
+    if os.path.isdir(os.path.join(snapshot.directory, QUERY)):
+        with tempfile.TemporaryDirectory(prefix="sparkjet-seed-") as staging:
+            shutil.copytree(os.path.join(snapshot.directory, QUERY), os.path.join(staging, QUERY))
+            query = LocalCheckpointStorage(staging)
+            fromSnapshot = functools.partial(snapshotSource, snapshot.directory)
+            moveSourceLogs(query, sourceMoves(fromSnapshot, checkpoint.sourceDirectory, snapshot.sourceCount))
+            checkpoint.storage.copyIn(os.path.join(staging, QUERY), QUERY)
     metadata = f"{QUERY}/metadata"
     if checkpoint.storage.exists(metadata):
         checkpoint.storage.write(metadata, json.dumps({"id": str(uuid.uuid4())}).encode("utf-8"))
     logger.info("Job '%s' starts from snapshot '%s' of job '%s'", jobName, snapshot.snapshotName, snapshot.job)
+
+
+def snapshotSource(directory: str, number: int) -> str:
+    """Return the directory of stream source ``number``'s files in the snapshot at ``directory``."""
+    return os.path.join(directory, f"{SOURCE_PREFIX}{number}")
+
+
+def sourceMoves(before: Callable[[int], str], after: Callable[[int], str], sourceCount: int) -> dict[str, str]:
+    """Return the URL of each stream source's local directory ``before(number)``, as Spark's
+    file source names it, mapped to the URL of its directory ``after(number)``."""
+    return {fileUrl(before(number)): fileUrl(after(number)) for number in range(sourceCount)}
+
+
+def fileUrl(directory: str) -> str:
+    """Return the URL by which Spark's file source reading the local ``directory`` names it:
+    Hadoop's qualified path (``file:/tmp/a%25b`` for ``/tmp/a%b``), asked of the driver's JVM."""
+    from pyspark import SparkContext
+
+    context = SparkContext._active_spark_context
+    path = context._jvm.org.apache.hadoop.fs.Path(directory)
+    return path.getFileSystem(context._jsc.hadoopConfiguration()).makeQualified(path).toUri().toString()
+
+
+def moveSourceLogs(storage: LocalCheckpointStorage, moves: Mapping[str, str]) -> None:
+    """Rewrite the file sources' logs in ``storage``'s query checkpoint where an entry names a
+    file in a directory of ``moves`` (see ``movedSourceLog``)."""
+    for source in storage.names(SOURCE_LOGS):
+        for name in storage.names(f"{SOURCE_LOGS}/{source}"):
+            if name.startswith("."):  # a checksum, or a log Spark is writing
+                continue
+            path = f"{SOURCE_LOGS}/{source}/{name}"
+            log = storage.read(path).decode("utf-8")
+            moved = movedSourceLog(log, moves)
+            if moved != log:
+                if storage.exists(f"{SOURCE_LOGS}/{source}/.{name}.crc"):  # Hadoop's checksum of the old text
+                    storage.remove(f"{SOURCE_LOGS}/{source}/.{name}.crc")
+                storage.write(path, moved.encode("utf-8"))
+
+
+def movedSourceLog(log: str, moves: Mapping[str, str]) -> str:
+    """Return Spark's file source log ``log`` (a version line, then a JSON entry a line, each
+    naming the file it read by URL in its ``path``) with each file in a directory of ``moves``
+    named in that directory's new URL; every other line as it is."""
+    version, *entries = log.split("\n")
+    return "\n".join([version, *(movedEntry(entry, moves) for entry in entries)])
+
+
+def movedEntry(line: str, moves: Mapping[str, str]) -> str:
+    """Return the log entry ``line`` naming its file in its directory's new URL, if ``moves`` moves it."""
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return line
+    if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+        return line
+    directory, _, name = entry["path"].rpartition("/")
+    if directory not in moves:
+        return line
+    return json.dumps({**entry, "path": f"{moves[directory]}/{name}"}, separators=(",", ":"), ensure_ascii=False)
