@@ -4,6 +4,7 @@ its file source read names them by absolute path. A job started from the snapsho
 checkpoint location, a remote one included, reads each item the old job did not, once."""
 
 import concurrent.futures
+import os
 from collections import Counter
 
 import pytest
@@ -39,12 +40,12 @@ def cancelledWithSnapshot(job, name: str):
     return snapshot
 
 
-def numbersFromSnapshot(jet, tmp_path, newLocation: str) -> tuple[list, list]:
-    """Run a numbers job at a local checkpoint until it read some numbers and is fed more, cancel
-    it exporting a snapshot, start one from the snapshot at ``newLocation`` and let it read up to
+def numbersFromSnapshot(jet, oldLocation: str, newLocation: str) -> tuple[list, list]:
+    """Run a numbers job at ``oldLocation`` until it read some numbers and is fed more, cancel it
+    exporting a snapshot, start one from the snapshot at ``newLocation`` and let it read up to
     TOTAL; return the numbers each wrote."""
     release(0)
-    old = numbersJob(jet, "fed-old", exactlyOnceAt(str(tmp_path / "old-checkpoint")))
+    old = numbersJob(jet, "fed-old", exactlyOnceAt(oldLocation))
     oldNumbers = jet.getList("fed-old")
     release(400)
     eventually(lambda: len(oldNumbers) >= 400)
@@ -67,17 +68,18 @@ def numbersFromSnapshot(jet, tmp_path, newLocation: str) -> tuple[list, list]:
 def test_a_job_started_from_a_snapshot_of_a_built_source_reads_each_item_the_old_one_did_not_once(
     jet, tmp_path, stateDirectory
 ):
-    oldNumbers, newNumbers = numbersFromSnapshot(jet, tmp_path, str(tmp_path / "new-checkpoint"))
+    old, new = str(tmp_path / "old-checkpoint"), str(tmp_path / "new-checkpoint")
+    oldNumbers, newNumbers = numbersFromSnapshot(jet, old, new)
     assert Counter(oldNumbers + newNumbers) == Counter(range(TOTAL)), "each number once: none lost, none read twice"
     assert min(newNumbers) == len(oldNumbers), "the new job goes on where the old one was cancelled"
 
 
 @pytest.mark.spark
-def test_a_job_started_from_a_snapshot_of_a_built_source_at_a_remote_checkpoint_reads_each_item_once(
-    jet, tmp_path, stateDirectory, ftpRoot
+def test_a_job_at_a_remote_checkpoint_started_from_a_snapshot_of_a_built_source_there_reads_each_item_once(
+    jet, stateDirectory, ftpRoot
 ):
     _, url = ftpRoot
-    oldNumbers, newNumbers = numbersFromSnapshot(jet, tmp_path, f"{url}/new-checkpoint")
+    oldNumbers, newNumbers = numbersFromSnapshot(jet, f"{url}/old-checkpoint", f"{url}/new-checkpoint")
     assert Counter(oldNumbers + newNumbers) == Counter(range(TOTAL)), "each number once: none lost, none read twice"
     assert min(newNumbers) == len(oldNumbers), "the new job goes on where the old one was cancelled"
 
@@ -117,6 +119,7 @@ def test_a_job_exporting_a_snapshot_of_a_built_source_goes_on_whole_beside_the_j
 
 
 EVENTS = [(number, number) for number in range(60)]
+COMPACT_INTERVAL = "spark.sql.streaming.fileSource.log.compactInterval"
 
 
 def finiteJob(jet, listName: str, config: JobConfig):
@@ -126,13 +129,23 @@ def finiteJob(jet, listName: str, config: JobConfig):
     return jet.newJob(p, config)
 
 
+@pytest.fixture
+def compactedSourceLogs(spark):
+    """Have Spark's file sources compact their logs every third micro-batch (``2.compact`` holds
+    batches 0 to 2) where they do every tenth."""
+    spark.conf.set(COMPACT_INTERVAL, "3")
+    yield
+    spark.conf.unset(COMPACT_INTERVAL)
+
+
 @pytest.mark.spark
 def test_a_job_started_from_a_snapshot_of_a_finite_stream_reads_the_rest_of_it_once(
-    jet, tmp_path, stateDirectory
+    jet, tmp_path, stateDirectory, compactedSourceLogs
 ):
     old = finiteJob(jet, "finite-old", exactlyOnceAt(str(tmp_path / "old-checkpoint")))
-    eventually(lambda: len(jet.getList("finite-old")) >= 4)
+    eventually(lambda: len(jet.getList("finite-old")) >= 10)
     snapshot = cancelledWithSnapshot(old, "finite")
+    assert "2.compact" in os.listdir(os.path.join(snapshot.directory, "query", "sources", "0"))
     new = finiteJob(jet, "finite-new", exactlyOnceAt(str(tmp_path / "new-checkpoint")).setInitialSnapshotName("finite"))
     new.join()
     assert new.getStatus() is JobStatus.COMPLETED
