@@ -75,11 +75,15 @@ def test_a_job_started_from_a_snapshot_of_a_built_source_reads_each_item_the_old
 
 
 @pytest.mark.spark
-def test_a_job_at_a_remote_checkpoint_started_from_a_snapshot_of_a_built_source_there_reads_each_item_once(
-    jet, stateDirectory, ftpRoot
+@pytest.mark.parametrize("oldAtFtp", [False, True], ids=["exported-from-a-local-path", "exported-from-ftp"])
+def test_a_job_at_a_remote_checkpoint_started_from_a_snapshot_of_a_built_source_reads_each_item_once(
+    jet, tmp_path, stateDirectory, ftpRoot, oldAtFtp
 ):
+    """Exported from a local checkpoint, the snapshot holds Hadoop's checksums of Spark's logs,
+    which Hadoop checks as it copies them to the URL: a rewritten log's is removed."""
     _, url = ftpRoot
-    oldNumbers, newNumbers = numbersFromSnapshot(jet, f"{url}/old-checkpoint", f"{url}/new-checkpoint")
+    old = f"{url}/old-checkpoint" if oldAtFtp else str(tmp_path / "old-checkpoint")
+    oldNumbers, newNumbers = numbersFromSnapshot(jet, old, f"{url}/new-checkpoint")
     assert Counter(oldNumbers + newNumbers) == Counter(range(TOTAL)), "each number once: none lost, none read twice"
     assert min(newNumbers) == len(oldNumbers), "the new job goes on where the old one was cancelled"
 

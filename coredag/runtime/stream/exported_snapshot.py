@@ -17,6 +17,7 @@ it starts. Left as they were, the new job's source would find its last batch's f
 directory (Spark's "Wrong basePath"), would take every file of its own as new (it remembers the
 URLs it read), and, for a built source, would delete the old job's files once read."""
 
+import contextlib
 import functools
 import json
 import logging
@@ -32,7 +33,7 @@ import attrs
 from sparkjet.coredag.errors import JobError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.event_time_policy import wallClockMillis
-from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError, LocalCheckpointStorage, makePrivateDirectories
+from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError, makePrivateDirectories
 from sparkjet.coredag.runtime.state_store import referencedFiles
 from sparkjet.coredag.runtime.stream.checkpoint import (
     CLAIMED,
@@ -51,7 +52,7 @@ from sparkjet.coredag.runtime.stream.stream_dag import processorKind, streamSour
 EXPORTED = "exported-snapshots"
 """The directory under sparkjet's state directory holding the exported snapshots."""
 DESCRIPTION = "snapshot.json"
-SOURCE_LOGS = f"{QUERY}/sources"
+SOURCES = "sources"
 """Where Spark's query checkpoint keeps each source's log of what it read."""
 
 logger = logging.getLogger("sparkjet")
@@ -128,7 +129,7 @@ def exportSnapshot(
             target = snapshotSource(writing, number)
             unpeeked(vertex).copyWorkDirectory(checkpoint.sourceDirectory(number), target)
     moveSourceLogs(
-        LocalCheckpointStorage(writing),
+        os.path.join(writing, QUERY),
         sourceMoves(checkpoint.sourceDirectory, functools.partial(snapshotSource, directory), sourceCount),
     )
     with open(os.path.join(writing, statesName(batchId)), "wb") as file:
@@ -212,11 +213,10 @@ def seedCheckpoint(snapshot: JobStateSnapshot, checkpoint: StreamCheckpoint, job
             checkpoint.storage.copyIn(copied, entry)
     if os.path.isdir(os.path.join(snapshot.directory, QUERY)):
         with tempfile.TemporaryDirectory(prefix="sparkjet-seed-") as staging:
-            shutil.copytree(os.path.join(snapshot.directory, QUERY), os.path.join(staging, QUERY))
-            query = LocalCheckpointStorage(staging)
+            query = shutil.copytree(os.path.join(snapshot.directory, QUERY), os.path.join(staging, QUERY))
             fromSnapshot = functools.partial(snapshotSource, snapshot.directory)
             moveSourceLogs(query, sourceMoves(fromSnapshot, checkpoint.sourceDirectory, snapshot.sourceCount))
-            checkpoint.storage.copyIn(os.path.join(staging, QUERY), QUERY)
+            checkpoint.storage.copyIn(query, QUERY)
     metadata = f"{QUERY}/metadata"
     if checkpoint.storage.exists(metadata):
         checkpoint.storage.write(metadata, json.dumps({"id": str(uuid.uuid4())}).encode("utf-8"))
@@ -244,20 +244,24 @@ def fileUrl(directory: str) -> str:
     return path.getFileSystem(context._jsc.hadoopConfiguration()).makeQualified(path).toUri().toString()
 
 
-def moveSourceLogs(storage: LocalCheckpointStorage, moves: Mapping[str, str]) -> None:
-    """Rewrite the file sources' logs in ``storage``'s query checkpoint where an entry names a
-    file in a directory of ``moves`` (see ``movedSourceLog``)."""
-    for source in storage.names(SOURCE_LOGS):
-        for name in storage.names(f"{SOURCE_LOGS}/{source}"):
-            if name.startswith("."):  # a checksum, or a log Spark is writing
+def moveSourceLogs(query: str, moves: Mapping[str, str]) -> None:
+    """Rewrite the file sources' logs in the local copy ``query`` of a query checkpoint where an
+    entry names a file in a directory of ``moves`` (see ``movedSourceLog``), removing the
+    checksum Hadoop kept of the old text."""
+    logs = os.path.join(query, SOURCES)
+    for source in os.listdir(logs) if os.path.isdir(logs) else []:
+        for name in os.listdir(os.path.join(logs, source)):
+            if name.startswith("."):  # a checksum, or a log Spark was writing
                 continue
-            path = f"{SOURCE_LOGS}/{source}/{name}"
-            log = storage.read(path).decode("utf-8")
+            path = os.path.join(logs, source, name)
+            with open(path, encoding="utf-8", newline="") as file:
+                log = file.read()
             moved = movedSourceLog(log, moves)
             if moved != log:
-                if storage.exists(f"{SOURCE_LOGS}/{source}/.{name}.crc"):  # Hadoop's checksum of the old text
-                    storage.remove(f"{SOURCE_LOGS}/{source}/.{name}.crc")
-                storage.write(path, moved.encode("utf-8"))
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(os.path.join(logs, source, f".{name}.crc"))
+                with open(path, "w", encoding="utf-8", newline="") as file:
+                    file.write(moved)
 
 
 def movedSourceLog(log: str, moves: Mapping[str, str]) -> str:
