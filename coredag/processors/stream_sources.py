@@ -8,6 +8,7 @@ import itertools
 import logging
 import os
 import pickle
+import shutil
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator
@@ -59,6 +60,11 @@ class StreamSourceP(StandardProcessorSupplier):
         """Return why the source cannot give its items again after a restart (naming it and what
         to use instead), None where it can: a job with a processing guarantee refuses it."""
         return None
+
+    def copyWorkDirectory(self, workDirectory: str, target: str) -> None:
+        """Copy the source's work directory to the new directory ``target`` (an exported
+        snapshot): as it is, for no one writes or removes its files while the job runs."""
+        shutil.copytree(workDirectory, target)
 
     def lineOf(self, itemRepr: str) -> str | None:
         """Return where the source read the line a failed stage shows as ``itemRepr`` in the last

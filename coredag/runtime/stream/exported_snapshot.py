@@ -3,13 +3,16 @@ a copy of a stream job's last committed snapshot, kept under a name until destro
 new job starts, taking each vertex's state by its name. What is copied and what a new job
 refuses: docs/guide/state-and-snapshots.md."""
 
+import contextlib
+import functools
 import json
 import logging
 import os
 import pickle
 import shutil
+import tempfile
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import attrs
 
@@ -30,11 +33,13 @@ from sparkjet.coredag.runtime.stream.checkpoint import (
     statesName,
 )
 from sparkjet.coredag.runtime.stream.state_directory import fileName, stateRoot
-from sparkjet.coredag.runtime.stream.stream_dag import processorKind
+from sparkjet.coredag.runtime.stream.stream_dag import processorKind, streamSources, unpeeked
 
 EXPORTED = "exported-snapshots"
 """The directory under sparkjet's state directory holding the exported snapshots."""
 DESCRIPTION = "snapshot.json"
+SOURCES = "sources"
+"""Where Spark's query checkpoint keeps each source's log of what it read."""
 
 logger = logging.getLogger("sparkjet")
 
@@ -105,8 +110,14 @@ def exportSnapshot(
     if claims is not None:
         with open(os.path.join(writing, CLAIMED), "wb") as file:
             file.write(claims)
-    for entry in checkpoint.sourceNames():
-        shutil.copytree(os.path.join(checkpoint.sourcesDirectory, entry), os.path.join(writing, entry))
+    for number, vertex in enumerate(streamSources(dag)):
+        if os.path.isdir(checkpoint.sourceDirectory(number)):
+            target = snapshotSource(writing, number)
+            unpeeked(vertex).copyWorkDirectory(checkpoint.sourceDirectory(number), target)
+    moveSourceLogs(
+        os.path.join(writing, QUERY),
+        sourceMoves(checkpoint.sourceDirectory, functools.partial(snapshotSource, directory), sourceCount),
+    )
     with open(os.path.join(writing, statesName(batchId)), "wb") as file:
         pickle.dump(states, file)
     size = 0
@@ -202,16 +213,86 @@ def checkShape(
 
 
 def seedCheckpoint(snapshot: JobStateSnapshot, checkpoint: StreamCheckpoint, jobName: str) -> None:
-    """Make ``checkpoint`` (of a job that has none yet) a copy of ``snapshot``, its query under
-    a new id (Spark runs one query of an id at a time, and the exporting job may go on)."""
+    """Make ``checkpoint`` (of a job that has none yet) a copy of ``snapshot``: its query under a
+    new id (Spark runs one query of an id at a time, and the exporting job may go on), its file
+    sources' logs naming the fed files where this job feeds them (rewritten aside, then copied in)."""
     checkpoint.remove(keeping=(LOCK, SHAPE))
-    for entry in sorted(set(os.listdir(snapshot.directory)) - {DESCRIPTION}):
+    for entry in sorted(set(os.listdir(snapshot.directory)) - {DESCRIPTION, QUERY}):
         copied = os.path.join(snapshot.directory, entry)
         if entry.startswith(SOURCE_PREFIX):
             shutil.copytree(copied, os.path.join(checkpoint.sourcesDirectory, entry))
         else:
             checkpoint.storage.copyIn(copied, entry)
+    if os.path.isdir(os.path.join(snapshot.directory, QUERY)):
+        with tempfile.TemporaryDirectory(prefix="sparkjet-seed-") as staging:
+            query = shutil.copytree(os.path.join(snapshot.directory, QUERY), os.path.join(staging, QUERY))
+            fromSnapshot = functools.partial(snapshotSource, snapshot.directory)
+            moveSourceLogs(query, sourceMoves(fromSnapshot, checkpoint.sourceDirectory, snapshot.sourceCount))
+            checkpoint.storage.copyIn(query, QUERY)
     metadata = f"{QUERY}/metadata"
     if checkpoint.storage.exists(metadata):
         checkpoint.storage.write(metadata, json.dumps({"id": str(uuid.uuid4())}).encode("utf-8"))
     logger.info("Job '%s' starts from snapshot '%s' of job '%s'", jobName, snapshot.snapshotName, snapshot.job)
+
+
+def snapshotSource(directory: str, number: int) -> str:
+    """Return the directory of stream source ``number``'s files in the snapshot at ``directory``."""
+    return os.path.join(directory, f"{SOURCE_PREFIX}{number}")
+
+
+def sourceMoves(before: Callable[[int], str], after: Callable[[int], str], sourceCount: int) -> dict[str, str]:
+    """Return the URL of each stream source's local directory ``before(number)``, as Spark's
+    file source names it, mapped to the URL of its directory ``after(number)``."""
+    return {fileUrl(before(number)): fileUrl(after(number)) for number in range(sourceCount)}
+
+
+def fileUrl(directory: str) -> str:
+    """Return the URL by which Spark's file source reading the local ``directory`` names it:
+    Hadoop's qualified path (``file:/tmp/a%25b`` for ``/tmp/a%b``), asked of the driver's JVM."""
+    from pyspark import SparkContext
+
+    context = SparkContext._active_spark_context
+    path = context._jvm.org.apache.hadoop.fs.Path(directory)
+    return path.getFileSystem(context._jsc.hadoopConfiguration()).makeQualified(path).toUri().toString()
+
+
+def moveSourceLogs(query: str, moves: Mapping[str, str]) -> None:
+    """Rewrite the file sources' logs in the local copy ``query`` of a query checkpoint where an
+    entry names a file in a directory of ``moves`` (see ``movedSourceLog``), removing the
+    checksum Hadoop kept of the old text."""
+    logs = os.path.join(query, SOURCES)
+    for source in os.listdir(logs) if os.path.isdir(logs) else []:
+        for name in os.listdir(os.path.join(logs, source)):
+            if name.startswith("."):  # a checksum, or a log Spark was writing
+                continue
+            path = os.path.join(logs, source, name)
+            with open(path, encoding="utf-8", newline="") as file:
+                log = file.read()
+            moved = movedSourceLog(log, moves)
+            if moved != log:
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(os.path.join(logs, source, f".{name}.crc"))
+                with open(path, "w", encoding="utf-8", newline="") as file:
+                    file.write(moved)
+
+
+def movedSourceLog(log: str, moves: Mapping[str, str]) -> str:
+    """Return Spark's file source log ``log`` (a version line, then a JSON entry a line, each
+    naming the file it read by URL in its ``path``) with each file in a directory of ``moves``
+    named in that directory's new URL; every other line as it is."""
+    version, *entries = log.split("\n")
+    return "\n".join([version, *(movedEntry(entry, moves) for entry in entries)])
+
+
+def movedEntry(line: str, moves: Mapping[str, str]) -> str:
+    """Return the log entry ``line`` naming its file in its directory's new URL, if ``moves`` moves it."""
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return line
+    if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+        return line
+    directory, _, name = entry["path"].rpartition("/")
+    if directory not in moves:
+        return line
+    return json.dumps({**entry, "path": f"{moves[directory]}/{name}"}, separators=(",", ":"), ensure_ascii=False)
