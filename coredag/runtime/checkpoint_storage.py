@@ -142,7 +142,8 @@ class LocalCheckpointStorage:
 
 def _fileInTheWay(path: str) -> str | None:
     """Return what stands where local directory ``path``, or the nearest one above it, should
-    be and is no directory (None if nothing does)."""
+    be and is no directory (None if nothing does); a relative ``path`` is below the working directory."""
+    path = os.path.abspath(path)
     while not os.path.lexists(path) and os.path.dirname(path) != path:
         path = os.path.dirname(path)
     return None if os.path.isdir(path) else path

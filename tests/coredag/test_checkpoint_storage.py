@@ -115,3 +115,9 @@ def test_a_checkpoint_where_a_file_is_in_the_way_is_a_checkpoint_error_naming_it
     )):
         StreamCheckpoint(location).open("j").lock("j")
     assert (tmp_path / "file").read_text() == "the user's"
+
+
+def test_a_checkpoint_at_a_relative_path_is_made_below_the_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    StreamCheckpoint("cp").open("j").lock("j").release()
+    assert (tmp_path / "cp").is_dir()
