@@ -12,6 +12,7 @@ writable by group or others (above it, the sticky bit makes that safe, as on ``/
 one member is the owner, a user private group, counts as the owner's), or the checkpoint or anything
 in it owned by someone else. sparkjet makes its own directories and files readable by you alone."""
 
+import contextlib
 import functools
 import grp
 import itertools
@@ -22,6 +23,7 @@ import stat
 from collections.abc import Callable, Iterator
 
 from sparkjet.coredag.errors import JobError
+from sparkjet.coredag.processors.full_disk import isFull, noSpaceError, removedOnFailure
 from sparkjet.coredag.processors.sources import isHadoopUrl
 from sparkjet.coredag.runtime.output_directory import javaMessage
 from sparkjet.coredag.runtime.state_files import WRITING, withoutPassword
@@ -89,15 +91,15 @@ class LocalCheckpointStorage:
         self._check(making=True)
         path = self.url(name)
         makePrivateDirectories(os.path.dirname(path))
-        descriptor = os.open(path + WRITING, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
         try:
-            with open(descriptor, "wb") as file:
-                file.write(data)
-                file.flush()
-                os.fsync(file.fileno())
-            os.replace(path + WRITING, path)
+            with removedOnFailure(f"Writing the checkpoint '{self.location}'", path, len(data), path + WRITING):
+                descriptor = os.open(path + WRITING, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
+                with open(descriptor, "wb") as file:
+                    file.write(data)
+                    file.flush()
+                    os.fsync(file.fileno())
+                os.replace(path + WRITING, path)
         except OSError as error:
-            os.remove(path + WRITING)
             raise CheckpointError(
                 f"Could not write '{path}' ({len(data):,} bytes) in the checkpoint '{self.location}': "
                 f"{error.strerror or error}; the last whole one stays"
@@ -335,11 +337,21 @@ class HadoopCheckpointStorage:
         if self._fs.exists(aside) and not self._fs.exists(target):
             self._move(aside, target)  # the write a crash interrupted after its delete
         self._makePrivateDirectories(target.getParent())
-        stream = self._fs.create(aside, True)
         try:
-            stream.write(data)
-        finally:
-            stream.close()
+            stream = self._fs.create(aside, True)
+            try:
+                stream.write(data)
+            finally:
+                stream.close()
+        except Exception as error:
+            with contextlib.suppress(Exception):  # the write's own failure is what the job says
+                self._fs.delete(aside, False)
+            if isFull(error):
+                raise noSpaceError(
+                    f"Writing the checkpoint '{withoutPassword(self.location)}'", withoutPassword(target.toString()),
+                    f"writing {len(data):,} bytes", self._fs.getStatus(target).getRemaining(),
+                ) from None
+            raise
         if self._fs.exists(target):
             self._fs.delete(target, False)
         self._move(aside, target)
