@@ -21,10 +21,9 @@ from collections import Counter
 
 import pytest
 
-from sparkjet import JobConfig, Pipeline, ProcessingGuarantee, Sinks, SourceBuilder, TestSources
-from sparkjet.coredag.errors import NoSpaceError
-from sparkjet.coredag.runtime import terminal_outputs
+from sparkjet import JobConfig, NoSpaceError, Pipeline, ProcessingGuarantee, Sinks, SourceBuilder, TestSources
 from sparkjet.coredag.processors.built_stream_source import WRITING
+from sparkjet.coredag.runtime import terminal_outputs
 from sparkjet.coredag.runtime.checkpoint_storage import checkpointStorage
 from sparkjet.coredag.runtime.output_directory import LocalOutputDirectory
 from sparkjet.coredag.runtime.state_store import referencedFiles
