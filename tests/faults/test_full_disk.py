@@ -21,7 +21,7 @@ from collections import Counter
 
 import pytest
 
-from sparkjet import JobConfig, NoSpaceError, Pipeline, ProcessingGuarantee, Sinks, SourceBuilder, TestSources
+from sparkjet import JobConfig, NoSpaceError, Pipeline, ProcessingGuarantee, Sinks, SourceBuilder, Sources, TestSources
 from sparkjet.coredag.processors.built_stream_source import WRITING
 from sparkjet.coredag.runtime import terminal_outputs
 from sparkjet.coredag.runtime.checkpoint_storage import checkpointStorage
@@ -143,6 +143,19 @@ def goesOnExactlyOnceFreed(jet, pipeline, checkpoint, ballast, out, items: list[
     ballast.unlink()
     jet.newJob(pipeline, exactlyOnceConfig(checkpoint)).join()
     assert outputLines(out) == Counter(items)
+
+
+@pytest.mark.spark
+def test_a_batch_job_that_fills_the_disk_gives_its_space_back_and_leaves_no_directory(jet, smallDisk):
+    out = smallDisk / "out"
+    p = Pipeline.create()
+    p.readFrom(Sources.items([f"{number:04d}-" + "x" * 100_000 for number in range(60)])).writeTo(Sinks.files(str(out)))
+    ballast = fill(smallDisk, 2_000_000)  # the job writes 6 MB
+    with pytest.raises(NoSpaceError, match=rf"Sinks.files: no space left on the device of '{out}' \(it needed more "
+                       r"than the [\d,]+ bytes free there when it began"):
+        jet.newJob(p).join()
+    assert sorted(os.listdir(smallDisk)) == [ballast.name], "the job's directory goes, nothing of it stays"
+    eventually(lambda: hiddenBytes(smallDisk) < SLACK)  # the failed tasks' part files, removed, hold no space once collected
 
 
 @pytest.mark.spark
