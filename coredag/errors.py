@@ -191,6 +191,11 @@ def reducedTraceback(error: BaseException) -> str:
     return userTraceback(error)
 
 
+class NoSpaceError(JobError):
+    """A job's write found its disk full (or its quota used up); names where, the bytes the write
+    needed and those free there. What the failed job wrote aside is removed, what it committed stays."""
+
+
 class WorkerCrashError(JobError):
     """A Spark task's Python worker process died in each of the task's attempts (a crash, an
     exit, the out-of-memory killer); names the stages the task ran and what to check."""

@@ -15,8 +15,9 @@ from collections.abc import Callable
 import attrs
 
 from sparkjet.coredag.api.processor import Inbox, Outbox, Processor, ProcessorContext, restoreSnapshot
-from sparkjet.coredag.errors import JobError, UserFunctionError, shorten
+from sparkjet.coredag.errors import JobError, NoSpaceError, UserFunctionError, shorten
 from sparkjet.coredag.model.event_time_policy import TIMESTAMP_ADVICE
+from sparkjet.coredag.processors.full_disk import removedOnFailure
 from sparkjet.coredag.processors.stream_sources import PickledEvents, StreamSourceP
 
 FED_FILE = re.compile(r"events-(\d{9})\.txt")
@@ -132,13 +133,17 @@ class FeedDirectory:
         return os.path.join(self.path, f".events-{number:09d}.snapshot")
 
     def feed(self, number: int, lines: list[str], snapshot: bytes) -> None:
-        """Feed file ``number`` with ``lines`` and the source's ``snapshot``; remove the snapshot before it."""
-        with open(_aside(self.fedPath(number)), "w", encoding="ascii") as file:
-            file.writelines(lines)
-        with open(_aside(self.snapshotPath(number)), "wb") as file:
-            file.write(snapshot)
-        os.rename(_aside(self.snapshotPath(number)), self.snapshotPath(number))
-        os.rename(_aside(self.fedPath(number)), self.fedPath(number))
+        """Feed file ``number`` with ``lines`` and the source's ``snapshot``; remove the snapshot
+        before it. A full disk is a NoSpaceError, and leaves nothing of file ``number``."""
+        asides = _aside(self.fedPath(number)), _aside(self.snapshotPath(number))
+        needed = sum(map(len, lines)) + len(snapshot)
+        with removedOnFailure("Feeding a stream source", self.fedPath(number), needed, *asides):
+            with open(asides[0], "w", encoding="ascii") as file:
+                file.writelines(lines)
+            with open(asides[1], "wb") as file:
+                file.write(snapshot)
+        os.rename(asides[1], self.snapshotPath(number))
+        os.rename(asides[0], self.fedPath(number))
         _removeIfThere(self.snapshotPath(number - 1))
 
     def recover(self) -> tuple[int, bytes | None]:
@@ -253,7 +258,7 @@ class SourceFeeder:
         try:
             self._restore(state)
             self._feed(state)
-        except UserFunctionError as error:
+        except (UserFunctionError, NoSpaceError) as error:
             self.failure = error
         finally:
             if source.destroyFn is not None:

@@ -20,6 +20,7 @@ from sparkjet.coredag.api.standard import BatchFunction, StandardProcessorSuppli
 from sparkjet.coredag.errors import InputError, shorten
 from sparkjet.coredag.model.jet_event import JetEvent
 from sparkjet.coredag.model.simple_event import SimpleEvent
+from sparkjet.coredag.processors.full_disk import removedOnFailure
 from sparkjet.coredag.processors.sinks import workerLogger
 from sparkjet.coredag.processors.sources import BatchConvertingProcessor, SparkRowsP, lineBatchesStartingIn, refuseUnreadableCharset
 
@@ -479,19 +480,25 @@ class FiniteStreamP(StreamSourceP):
 
     def streamingRows(self, spark, workDirectory: str):
         """Write the events, a file per micro-batch (once: a restarted job reads the same files
-        again), each line its event's number and the pickled event; return Spark's stream of
-        those files."""
+        again), each line its event's number and the pickled event, each file aside and then
+        renamed (a full disk leaves none half written); return Spark's stream of those files."""
         os.makedirs(workDirectory, exist_ok=True)
         start = int(time.time())
         for number, first in enumerate(range(0, len(self.events), self.itemsPerBatch)):
             path = os.path.join(workDirectory, f"batch-{number:06d}.txt")
             if os.path.exists(path):
                 continue
-            with open(path, "w", encoding="ascii") as file:
-                for sequence, event in enumerate(self.events[first : first + self.itemsPerBatch], first):
-                    file.write(f"{sequence} {base64.b64encode(pickle.dumps(event)).decode('ascii')}\n")
-            modified = start + number * FINITE_STREAM_SECONDS_APART
-            os.utime(path, (modified, modified))
+            lines = "".join(
+                f"{sequence} {base64.b64encode(pickle.dumps(event)).decode('ascii')}\n"
+                for sequence, event in enumerate(self.events[first : first + self.itemsPerBatch], first)
+            )
+            aside = os.path.join(workDirectory, f".batch-{number:06d}.txt.writing")  # hidden: Spark skips it
+            with removedOnFailure("Feeding a finite stream source", path, len(lines), aside):
+                with open(aside, "w", encoding="ascii") as file:
+                    file.write(lines)
+                modified = start + number * FINITE_STREAM_SECONDS_APART
+                os.utime(aside, (modified, modified))
+                os.rename(aside, path)
         return self.eventRows(spark.readStream.option("maxFilesPerTrigger", 1).text(workDirectory))
 
     def eventRows(self, lines):

@@ -4,6 +4,7 @@ relative to the checkpoint (``states/batch-000000003.pickle``) and offer list, r
 (aside, then renamed over), remove, and copy to or from a local path. A checkpoint another user
 could write is refused, as it holds pickles (docs/internals/stream-state.md)."""
 
+import contextlib
 import functools
 import grp
 import itertools
@@ -14,6 +15,7 @@ import stat
 from collections.abc import Callable, Iterator
 
 from sparkjet.coredag.errors import JobError
+from sparkjet.coredag.processors.full_disk import isFull, noSpaceError, removedOnFailure
 from sparkjet.coredag.processors.sources import isHadoopUrl
 from sparkjet.coredag.runtime.output_directory import javaMessage
 from sparkjet.coredag.runtime.state_files import WRITING, withoutPassword
@@ -93,15 +95,15 @@ class LocalCheckpointStorage:
         self._check(making=True)
         path = self.url(name)
         makePrivateDirectories(os.path.dirname(path))
-        descriptor = os.open(path + WRITING, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
         try:
-            with open(descriptor, "wb") as file:
-                file.write(data)
-                file.flush()
-                os.fsync(file.fileno())
-            os.replace(path + WRITING, path)
+            with removedOnFailure(f"Writing the checkpoint '{self.location}'", path, len(data), path + WRITING):
+                descriptor = os.open(path + WRITING, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
+                with open(descriptor, "wb") as file:
+                    file.write(data)
+                    file.flush()
+                    os.fsync(file.fileno())
+                os.replace(path + WRITING, path)
         except OSError as error:
-            os.remove(path + WRITING)
             raise CheckpointError(
                 f"Could not write '{path}' ({len(data):,} bytes) in the checkpoint '{self.location}': "
                 f"{error.strerror or error}; the last whole one stays"
@@ -352,11 +354,21 @@ class HadoopCheckpointStorage:
         if self._fs.exists(aside) and not self._fs.exists(target):
             self._move(aside, target)  # the write a crash interrupted after its delete
         self._makePrivateDirectories(target.getParent())
-        stream = self._fs.create(aside, True)
         try:
-            stream.write(data)
-        finally:
-            stream.close()
+            stream = self._fs.create(aside, True)
+            try:
+                stream.write(data)
+            finally:
+                stream.close()
+        except Exception as error:
+            with contextlib.suppress(Exception):  # the write's own failure is what the job says
+                self._fs.delete(aside, False)
+            if isFull(error):
+                raise noSpaceError(
+                    f"Writing the checkpoint '{withoutPassword(self.location)}'", withoutPassword(target.toString()),
+                    f"writing {len(data):,} bytes", self._fs.getStatus(target).getRemaining(),
+                ) from None
+            raise
         if self._fs.exists(target):
             self._fs.delete(target, False)
         self._move(aside, target)

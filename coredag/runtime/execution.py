@@ -14,6 +14,7 @@ import attrs
 from pyspark.accumulators import _accumulatorRegistry
 from pyspark.sql import DataFrame, SparkSession
 
+from sparkjet.coredag.errors import NoSpaceError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import CountsAccumulatorParam, JobMetrics
 from sparkjet.coredag.runtime.job_control import JobControl, StageInfo, runningStages
@@ -21,7 +22,12 @@ from sparkjet.coredag.runtime.micro_batch import MicroBatch
 from sparkjet.coredag.runtime.physical_plan import SMALL_JOB_BYTES, PhysicalPlan, measureInputBytes, physicalPlan
 from sparkjet.coredag.runtime.processor_state import ProcessorState, StatesAccumulatorParam
 from sparkjet.coredag.runtime.rdd_building import RddBuilder
-from sparkjet.coredag.runtime.terminal_outputs import abortOutputs, outputDirectories, runTerminalVertices
+from sparkjet.coredag.runtime.terminal_outputs import (
+    abortOutputs,
+    closeLeftWriters,
+    outputDirectories,
+    runTerminalVertices,
+)
 
 __all__ = [
     "SMALL_JOB_BYTES", "JobControl", "JobOutcome", "MicroBatch", "ProcessorState", "StageInfo", "executeDag",
@@ -90,6 +96,8 @@ def executeDag(
     except Exception as error:
         abortOutputs(lambda: control.awaitTasksEnded(sc), outputs)
         failure = control.failureOf(error, builder)
+        if isinstance(failure, NoSpaceError):
+            closeLeftWriters(sc)
         raise failure from failure.__cause__
     finally:
         builder.unpersist()

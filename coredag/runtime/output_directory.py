@@ -9,6 +9,7 @@ import urllib.parse
 import uuid
 
 from sparkjet.coredag.errors import OutputError
+from sparkjet.coredag.processors.full_disk import freeBytes
 from sparkjet.coredag.processors.output_paths import alreadyExists, localPathOf
 
 STAGING_PREFIX = ".sparkjet-staging-"
@@ -148,6 +149,10 @@ class LocalOutputDirectory(OutputDirectoryClaim):
             self._moved.append(committed)
         shutil.rmtree(self.staging)
 
+    def freeSpace(self) -> int | None:
+        """Return the bytes free on the directory's file system."""
+        return freeBytes(self.target)
+
     def abort(self) -> None:
         """Remove what this job created, and nothing else."""
         if self._claimed:
@@ -256,6 +261,13 @@ class HadoopOutputDirectory(OutputDirectoryClaim):
                 )
             self._moved.append(destination)
         self._fs.delete(self.staging, True)
+
+    def freeSpace(self) -> int | None:
+        """Return the bytes free on the directory's file system, as it says (None where it cannot)."""
+        try:
+            return self._fs.getStatus(self.target).getRemaining()
+        except Exception:
+            return None
 
     def abort(self) -> None:
         """Remove what this job created, and nothing else."""

@@ -3,16 +3,19 @@ Python's file API, a URL of any other scheme (``hdfs://``, ``s3a://``, ``ftp://`
 fsspec's file system for that scheme, in the task's own process. Each file is written aside and
 then renamed, so a reader finds it whole or not at all. No pyspark here."""
 
+import contextlib
 import functools
 import os
 import urllib.parse
 
 import fsspec
 
+from sparkjet.coredag.processors.full_disk import isFull, noSpaceError, removedOnFailure
 from sparkjet.coredag.processors.sources import isHadoopUrl
 
 WRITING = ".writing"
 """The suffix of a file being written, renamed to its name once whole."""
+SAVING = "A task saving its processor's state"
 
 
 def withoutPassword(location: str) -> str:
@@ -54,11 +57,12 @@ class LocalStateFiles:
     def write(self, name: str, data: bytes) -> None:
         """Make ``data`` file ``name``, aside and then renamed."""
         path = self.path(name)
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         aside = path + WRITING
-        with open(os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as file:
-            file.write(data)
-        os.replace(aside, path)
+        with removedOnFailure(SAVING, path, len(data), aside):
+            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+            with open(os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as file:
+                file.write(data)
+            os.replace(aside, path)
 
     def exists(self) -> bool:
         """Return whether the directory exists (a job that ended took it away)."""
@@ -90,9 +94,16 @@ class RemoteStateFiles:
     def write(self, name: str, data: bytes) -> None:
         """Make ``data`` file ``name``, aside and then renamed."""
         fileSystem, path = self._reach(name)
-        fileSystem.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
-        fileSystem.pipe_file(path + WRITING, data)
-        fileSystem.mv(path + WRITING, path)
+        try:
+            fileSystem.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
+            fileSystem.pipe_file(path + WRITING, data)
+            fileSystem.mv(path + WRITING, path)
+        except Exception as error:
+            with contextlib.suppress(Exception):
+                fileSystem.rm_file(path + WRITING)
+            if isFull(error):
+                raise noSpaceError(SAVING, self.where(name), f"writing {len(data):,} bytes", None) from None
+            raise
 
     def exists(self) -> bool:
         """Return whether the directory exists (a job that ended took it away)."""

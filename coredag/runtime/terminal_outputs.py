@@ -8,8 +8,9 @@ from collections.abc import Callable, Mapping
 from pyspark import RDD, SparkContext, StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
-from sparkjet.coredag.errors import DagError, JobError, OutputError
+from sparkjet.coredag.errors import DagError, JobError, NoSpaceError, OutputError
 from sparkjet.coredag.model.dag import DAG
+from sparkjet.coredag.processors.full_disk import isFull, noSpaceError
 from sparkjet.coredag.processors.output_paths import localPathOf
 from sparkjet.coredag.processors.sinks import (
     CollectForAssertion,
@@ -20,9 +21,6 @@ from sparkjet.coredag.processors.sinks import (
 )
 from sparkjet.coredag.runtime.output_directory import HadoopOutputDirectory, LocalOutputDirectory
 from sparkjet.coredag.runtime.transport import TRANSPORTED, restoreError, summarizeFailure
-
-NO_SPACE = "No space left on device"
-"""What the operating system says of a full disk, in Python's and Java's words alike."""
 
 OutputDirectory = LocalOutputDirectory | HadoopOutputDirectory
 """A job's claim on a new output directory, local or of a Hadoop file system."""
@@ -87,22 +85,38 @@ def saveAsTextFiles(batches: RDD, output: OutputDirectory) -> None:
     """Claim the new directory, then have Spark write the lines into its staging directory; a
     failure of the write itself (one naming where it writes) names the directory and the cause."""
     output.claimOnce()
+    free = output.freeSpace()
     try:
         batches.mapPartitions(itertools.chain.from_iterable).saveAsTextFile(output.sparkPath)
     except Exception as error:
         if isinstance(error, TRANSPORTED) or restoreError(str(error)) is not None:
             raise
-        if NO_SPACE in str(error):
-            raise OutputError(
-                f"{output.origin}: writing the output directory '{output.directory}' failed: {NO_SPACE} "
-                f"(where Spark writes it, or in its scratch directory spark.local.dir); free some space and run it again"
-            ) from error
+        if isFull(error):
+            raise noSpaceIn(output, free) from error
         if urllib.parse.urlsplit(output.sparkPath).path not in str(error):
             raise
         raise OutputError(
             f"{output.origin}: writing the output directory '{output.directory}' failed: "
             f"{summarizeFailure(str(error))}"
         ) from error
+
+
+def noSpaceIn(output: OutputDirectory, free: int | None) -> NoSpaceError:
+    """Return the error of a files sink whose write Spark failed on a full disk, ``free`` bytes
+    free there when the write began."""
+    began = f"it needed more than the {free:,} bytes free there when it began" if free is not None else "it did not fit"
+    return noSpaceError(
+        output.origin, output.directory, f"{began} (or Spark's scratch directory spark.local.dir filled)",
+        output.freeSpace(),
+    )
+
+
+def closeLeftWriters(sc: SparkContext) -> None:
+    """Have the driver's JVM close the files its tasks that failed on a full disk left open:
+    Hadoop's writer of such a task does not close its part file, which the task's abort removes
+    but whose space stays taken until the writer is collected (local executors run in the
+    driver's JVM; a cluster's executors collect theirs in their own time)."""
+    sc._jvm.System.gc()
 
 
 def _materializedDataFrame(spark: SparkSession, batches: RDD, output: CreateDataFrame) -> DataFrame:

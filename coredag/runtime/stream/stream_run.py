@@ -2,6 +2,7 @@
 Streaming query, each processor starting from the state it saved at the end of the previous
 micro-batch, until the stream ends, the job is cancelled, or it stops for a suspension."""
 
+import contextlib
 import enum
 import functools
 import os
@@ -300,7 +301,20 @@ class StreamRun:
             except BaseException as error:
                 sources = [unpeeked(vertex) for vertex in streamSources(self._dag)]
                 self._failure = self._failure or withItemOrigin(error, sources)
+                self._removeFailedStateFiles()
                 raise
+
+    def _removeFailedStateFiles(self) -> None:
+        """Remove the state files the failed micro-batch's tasks wrote, once they ended (on a full
+        disk, its space goes back now): a restart goes on from those of the last committed
+        micro-batch, which stay, with those of the last micro-batch run. A temporary checkpoint
+        goes whole with the job."""
+        if self._keptCheckpoint is None:
+            return
+        self._control.awaitTasksEnded(self._spark.sparkContext)
+        with contextlib.suppress(JobError, OSError):  # what is left stays; the micro-batch's failure is the job's
+            committed = self._keptCheckpoint.restoredStates()
+            self._keptCheckpoint.removeStateFiles(keeping=referencedFiles(self._states) | referencedFiles(committed))
 
     def _runMicroBatch(self, rows, batchId: int, final: bool = False) -> None:
         """Run the DAG over micro-batch ``batchId`` (its files named after it, so a micro-batch
