@@ -1,6 +1,7 @@
 """What every stage kind's lowering shares: ``lowerStage``, the singledispatch function each kind
 registers with, and the ``DagBuilder`` it adds the kind's vertices and edges to, which makes the
-``LoweredDag`` (the DAG, each vertex's role, the reasons)."""
+``LoweredDag`` (the DAG, each vertex's role, the reasons). How to add a stage kind:
+docs/internals/core-dag-on-spark.md, "Adding a kind of stage"."""
 
 import functools
 from collections.abc import Callable, Mapping
