@@ -7,7 +7,7 @@ from sparkjet.pipeline.habits import calledAt, habitError, notASink, notASource
 from sparkjet.pipeline.naming import makeNamesUnique
 from sparkjet.pipeline.pipeline_graph import PipelineGraph
 from sparkjet.pipeline.sinks import Sink
-from sparkjet.pipeline.sources import BatchSource
+from sparkjet.pipeline.batch_sources import BatchSource
 from sparkjet.pipeline.stream_sources import StreamSource
 from sparkjet.pipeline.transforms import SinkTransform, SourceTransform, StreamSourceTransform, Transform
 

@@ -13,7 +13,6 @@ from sparkjet.coredag.api.standard import StandardProcessorSupplier
 from sparkjet.coredag.errors import DagError, StageName
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.model.dag import DAG
-from sparkjet.coredag.model.dot import PREPARE_SUFFIX
 from sparkjet.coredag.model.edge import Edge
 from sparkjet.coredag.model.event_time_policy import (
     EventTimePolicy,
@@ -21,6 +20,7 @@ from sparkjet.coredag.model.event_time_policy import (
     limitingLag,
     limitingRealTimeLag,
 )
+from sparkjet.coredag.model.jet_dot import PREPARE_SUFFIX
 from sparkjet.coredag.model.jet_event import AccumulatePayload, OnPayload, eventTimestamp, jetEvent
 from sparkjet.coredag.model.vertex import LOCAL_PARALLELISM_USE_DEFAULT, Vertex
 from sparkjet.coredag.model.window_result import KeyedWindowResult, TimestampedAtEnd, windowResult
@@ -63,6 +63,14 @@ from sparkjet.coredag.processors.stateless import StatelessChainP, StatelessStep
 from sparkjet.coredag.processors.stream_sources import FileWatcherP, FiniteStreamP, ItemStreamP, SocketP, StreamSourceP
 from sparkjet.coredag.processors.transform_stateful import EvictedEvents, TransformStatefulP
 from sparkjet.pipeline.assertions import AssertionSink
+from sparkjet.pipeline.batch_sources import (
+    BatchSource,
+    DataFrameSource,
+    FilesSource,
+    ItemsSource,
+    JsonSource,
+    ProcessorBatchSource,
+)
 from sparkjet.pipeline.pipeline_graph import PipelineGraph
 from sparkjet.pipeline.sinks import (
     DataFrameSink,
@@ -75,14 +83,6 @@ from sparkjet.pipeline.sinks import (
     Sink,
 )
 from sparkjet.pipeline.source_builder import BuiltStreamSource
-from sparkjet.pipeline.sources import (
-    BatchSource,
-    DataFrameSource,
-    FilesSource,
-    ItemsSource,
-    JsonSource,
-    ProcessorBatchSource,
-)
 from sparkjet.pipeline.stream_sources import (
     FileWatcherSource,
     FiniteStreamSource,
