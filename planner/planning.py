@@ -29,9 +29,6 @@ from sparkjet.planner.fusion import fuseStatelessChains, fusionReasons
 from sparkjet.planner.leakage import rejectDanglingStages
 from sparkjet.planner.lowering import NO_STAGE, VertexRole, lowerToDag
 
-PHASES = (makeNamesUnique, rejectDanglingStages, fuseStatelessChains, lowerToDag)
-"""The phases ``plan`` calls, in Jet's order."""
-
 _EMPTY_GRAPH = PipelineGraph((), ())
 
 
