@@ -1,19 +1,18 @@
 """The Pipeline: the one mutable object of the API, an append-only graph of transforms."""
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
+from sparkjet.pipeline.batch_sources import BatchSource
 from sparkjet.pipeline.habits import calledAt, habitError, notASink, notASource
 from sparkjet.pipeline.naming import makeNamesUnique
 from sparkjet.pipeline.pipeline_graph import PipelineGraph
 from sparkjet.pipeline.sinks import Sink
-from sparkjet.pipeline.sources import BatchSource
+from sparkjet.pipeline.stage import BatchStage, SinkStage, Stage, attachFedBy
+from sparkjet.pipeline.stream_source_stage import StreamSourceStage
+from sparkjet.pipeline.stream_stage import StreamStage, timestamped
 from sparkjet.pipeline.stream_sources import StreamSource
 from sparkjet.pipeline.transforms import SinkTransform, SourceTransform, StreamSourceTransform, Transform
-
-if TYPE_CHECKING:
-    from sparkjet.pipeline.stage import BatchStage, SinkStage
-    from sparkjet.pipeline.stream_source_stage import StreamSourceStage
 
 
 class Pipeline:
@@ -34,25 +33,26 @@ class Pipeline:
         """Return a new, empty pipeline."""
         return cls()
 
-    def readFrom(self, source: BatchSource | StreamSource) -> "BatchStage | StreamSourceStage":
+    def readFrom(self, source: BatchSource | StreamSource) -> BatchStage | StreamSourceStage:
         """Add a stage reading ``source`` and return it: a batch stage, or for a stream source a
         stage that must choose its timestamps."""
-        from sparkjet.pipeline.stage import BatchStage
-        from sparkjet.pipeline.stream_source_stage import StreamSourceStage
-
         if not isinstance(source, (BatchSource, StreamSource)):
             raise notASource(source)
         if isinstance(source, StreamSource):
             return StreamSourceStage(self, self.attach(StreamSourceTransform(source.name, source=source), ()))
         return BatchStage(self, self.attach(SourceTransform(source.name, source=source), ()))
 
-    def writeTo(self, sink: Sink, *stages: "BatchStage") -> "SinkStage":
+    def writeTo(self, sink: Sink, *stages: BatchStage) -> SinkStage:
         """Send the items of every one of ``stages`` to one ``sink``."""
-        from sparkjet.pipeline.stage import SinkStage, attachFedBy
-
         if not isinstance(sink, Sink):
             raise notASink(sink, calledAt("Pipeline.writeTo()"))
         return SinkStage(self, attachFedBy(SinkTransform(sink.name, sink), stages))
+
+    def timestamped(self, stage: Stage, timestampFn: Callable, allowedLag: int) -> StreamStage:
+        """Return the stream stage after ``stage`` giving its items the event time
+        ``timestampFn(item)`` (``addTimestamps``; the stages cannot import the stream stage,
+        which builds on them)."""
+        return timestamped(stage, timestampFn, allowedLag)
 
     def attach(self, transform: Transform, upstream: tuple[int, ...]) -> int:
         """Add ``transform`` fed by the transforms at ``upstream``; return its index."""

@@ -2,7 +2,7 @@
 
 import attrs
 
-from sparkjet.coredag.model.dot import jetQuoted
+from sparkjet.coredag.model.jet_dot import jetQuoted
 from sparkjet.pipeline.transforms import Transform
 
 

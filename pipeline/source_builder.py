@@ -9,6 +9,7 @@ import attrs
 
 from sparkjet.coredag.errors import SourceLocation
 from sparkjet.coredag.processors.sources import BuiltBatchP
+from sparkjet.pipeline.batch_sources import ProcessorBatchSource
 from sparkjet.pipeline.errors import PipelineError
 from sparkjet.pipeline.functions import checkFunction
 from sparkjet.pipeline.stream_sources import StreamSource
@@ -131,8 +132,6 @@ class BatchSourceBuilder:
 
     def build(self):
         """Return the batch source (a ``Sources.batchFromProcessor`` source, as Jet's)."""
-        from sparkjet.pipeline.sources import ProcessorBatchSource  # it imports this module
-
         if self.fillBuffer is None:
             raise PipelineError(
                 f"SourceBuilder '{self.name}' (built at {SourceLocation.ofUserCall()}): fillBufferFn must be set"

@@ -3,10 +3,7 @@
 import os
 from collections.abc import Callable, Iterable
 
-import attrs
-
 from sparkjet.coredag.errors import SourceLocation
-from sparkjet.coredag.model.user_paths import checkedPath
 from sparkjet.coredag.processors.built_stream_source import (
     StartProcessor,
     closeProcessor,
@@ -14,56 +11,21 @@ from sparkjet.coredag.processors.built_stream_source import (
     restoreProcessor,
     snapshotOfProcessor,
 )
-from sparkjet.coredag.processors.sources import charsetProblem
 from sparkjet.coredag.processors.stream_sources import DEFAULT_MAX_LINE_BYTES
+from sparkjet.pipeline.batch_sources import (
+    DataFrameSource,
+    FilesSource,
+    ItemsSource,
+    JsonSource,
+    ProcessorBatchSource,
+    inputPaths,
+    itemsSource,
+    readableCharset,
+)
 from sparkjet.pipeline.errors import PipelineError
-from sparkjet.pipeline.functions import checkFunction, checkPicklable
+from sparkjet.pipeline.functions import checkFunction
 from sparkjet.pipeline.source_builder import BuiltStreamSource
 from sparkjet.pipeline.stream_sources import FileWatcherSource, SocketSource, fileWatcher, socket
-
-
-@attrs.frozen
-class BatchSource:
-    """A finite source of items, named as Jet names it; its vertex has
-    ``preferredLocalParallelism`` processors unless the stage sets it (-1: the default)."""
-
-    name: str
-    preferredLocalParallelism: int = attrs.field(default=-1, kw_only=True)
-
-
-@attrs.frozen
-class ProcessorBatchSource(BatchSource):
-    """The items processors of the user's own emit (Jet's ``Sources.batchFromProcessor``)."""
-
-    processorSupplier: Callable
-
-
-@attrs.frozen
-class FilesSource(BatchSource):
-    """The lines of the files in a directory that match a glob."""
-
-    directory: str
-    glob: str
-    charset: str
-
-
-@attrs.frozen
-class JsonSource(FilesSource):
-    """The JSON objects, as dicts, of the non-blank lines of the files that match a glob."""
-
-
-@attrs.frozen
-class DataFrameSource(BatchSource):
-    """The rows, as dicts, of an existing Spark DataFrame."""
-
-    dataFrame: object
-
-
-@attrs.frozen
-class ItemsSource(BatchSource):
-    """Items given in the program."""
-
-    items: tuple
 
 
 class Sources:
@@ -150,23 +112,4 @@ class Sources:
     @staticmethod
     def items(items: Iterable) -> ItemsSource:
         """Emit the given items; they must be picklable."""
-        values = tuple(items)
-        checkPicklable(values, "items", "items")
-        return ItemsSource("items", values)
-
-
-def inputPaths(directory, glob, origin: str) -> tuple[str, str]:
-    """Return a source's ``directory`` (a str or a path) and ``glob`` as str; refuse what no
-    file system takes (see ``checkedPath``), naming ``origin`` and the line of the user's call."""
-    who = f"{origin} (called at {SourceLocation.ofUserCall()})"
-    return checkedPath(directory, who, "directory", PipelineError), checkedPath(glob, who, "glob", PipelineError)
-
-
-def readableCharset(charset: str, origin: str) -> str:
-    """Return ``charset`` if files in it can be split into lines by byte; else raise a
-    PipelineError naming ``origin`` and the line of the user's call."""
-    problem = charsetProblem(charset)
-    if problem is not None:
-        msg = f"{origin} (called at {SourceLocation.ofUserCall()}): {problem}"
-        raise PipelineError(msg)
-    return charset
+        return itemsSource(items)

@@ -26,7 +26,6 @@ from sparkjet.pipeline.functions import (
     wholeItem,
 )
 from sparkjet.pipeline.habits import habitError, notASink
-from sparkjet.pipeline.pipeline import Pipeline
 from sparkjet.pipeline.sinks import Sink
 from sparkjet.pipeline.transforms import (
     LOCAL_PARALLELISM_USE_DEFAULT,
@@ -52,6 +51,7 @@ from sparkjet.pipeline.transforms import (
 )
 
 if TYPE_CHECKING:
+    from sparkjet.pipeline.pipeline import Pipeline
     from sparkjet.pipeline.stream_stage import StreamStage
 
 
@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 class Stage:
     """A transform of a pipeline, by its index; ``setName`` and the like change the pipeline."""
 
-    pipeline: Pipeline = attrs.field(repr=False)
+    pipeline: "Pipeline" = attrs.field(repr=False)
     index: int
 
     def name(self) -> str:
@@ -216,9 +216,7 @@ class BatchStage(Stage):
     def addTimestamps(self, timestampFn: Callable, allowedLag: int) -> "StreamStage":
         """Give each item the event time ``timestampFn(item)``, watermarks lagging ``allowedLag``
         behind the top timestamp; return the stream stage that can ``window`` its items."""
-        from sparkjet.pipeline.stream_stage import timestamped
-
-        return timestamped(self, timestampFn, allowedLag)
+        return self.pipeline.timestamped(self, timestampFn, allowedLag)
 
     def mapStateful(self, createFn: Callable, mapFn: Callable) -> "BatchStage":
         """Map each item with ``mapFn(state, item)``, one state made by ``createFn()`` for all
@@ -463,7 +461,7 @@ class HashJoinBuilder:
 class BatchStageWithKey:
     """A stage with a grouping key: its aggregations emit ``(key, result)`` per key."""
 
-    pipeline: Pipeline = attrs.field(repr=False)
+    pipeline: "Pipeline" = attrs.field(repr=False)
     index: int
     keyFn: Callable
     rebalancing: Rebalancing | None = None

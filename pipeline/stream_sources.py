@@ -9,6 +9,7 @@ from sparkjet.coredag.errors import SourceLocation
 from sparkjet.coredag.model.event_time_policy import DEFAULT_IDLE_TIMEOUT
 from sparkjet.coredag.model.simple_event import SimpleEvent
 from sparkjet.coredag.processors.stream_sources import DEFAULT_MAX_LINE_BYTES
+from sparkjet.pipeline.batch_sources import inputPaths, itemsSource, readableCharset
 from sparkjet.pipeline.errors import PipelineError
 from sparkjet.pipeline.functions import checkFunction, checkPicklable
 
@@ -84,8 +85,6 @@ def fileWatcher(
     a file deleted before it is read is skipped with a warning, as Jet's watcher skips it, unless
     not ``ignoreMissingFiles`` (Spark's option): then it fails the job; a line longer than
     ``maxLineBytes`` fails the job too."""
-    from sparkjet.pipeline.sources import inputPaths, readableCharset
-
     where = f"Sources.fileWatcher (called at {SourceLocation.ofUserCall()})"
     if not isinstance(ignoreMissingFiles, bool):
         raise PipelineError(f"{where}: ignoreMissingFiles must be True or False, got {ignoreMissingFiles!r}")
@@ -112,9 +111,7 @@ class TestSources:
     @staticmethod
     def items(items: Iterable):
         """Emit the given items, a batch source (as ``Sources.items``)."""
-        from sparkjet.pipeline.sources import Sources
-
-        return Sources.items(items)
+        return itemsSource(items)
 
     @staticmethod
     def itemStream(itemsPerSecond: int, generatorFn: Callable[[int, int], object] = SimpleEvent) -> ItemStreamSource:

@@ -14,7 +14,7 @@ from sparkjet.coredag.processors.keyed import StatefulKind
 from sparkjet.coredag.processors.stateless import StepKind
 from sparkjet.pipeline.errors import PipelineError
 from sparkjet.pipeline.sinks import Sink
-from sparkjet.pipeline.sources import BatchSource
+from sparkjet.pipeline.batch_sources import BatchSource
 
 LOCAL_PARALLELISM_USE_DEFAULT = -1
 

@@ -3,7 +3,6 @@
 import concurrent.futures
 import contextlib
 import contextvars
-import enum
 import functools
 import itertools
 import os
@@ -25,6 +24,8 @@ from sparkjet.coredag.runtime.stream.suspension import Suspension, SuspensionSta
 from sparkjet.pipeline.pipeline import Pipeline
 from sparkjet.planner.interrupts import cancelledMessage, interruptCancelsJobs
 from sparkjet.planner.job_config import JobConfig, ProcessingGuarantee
+from sparkjet.planner.job_status import JobStatus
+from sparkjet.planner.notebook import jobHtml
 from sparkjet.planner.planning import Plan, planOf
 
 if TYPE_CHECKING:  # sparkjet.coredag.runtime.execution imports pyspark, which planning never needs
@@ -78,18 +79,6 @@ def watchingJobs(runs: bool) -> "Iterator[list[Job]]":
         yield watch.jobs
     finally:
         _jobWatch.reset(token)
-
-
-class JobStatus(enum.Enum):
-    """Where a job is in its life, as Jet's ``JobStatus`` names it (a cancelled job has FAILED;
-    a stream job ``Jet.shutdown()`` stopped is NOT_RUNNING, as a Jet job whose execution its
-    member's shutdown interrupted, until it is started again)."""
-
-    NOT_RUNNING = "NOT_RUNNING"
-    RUNNING = "RUNNING"
-    SUSPENDED = "SUSPENDED"
-    FAILED = "FAILED"
-    COMPLETED = "COMPLETED"
 
 
 class OnlyPlanned(JobError):
@@ -157,8 +146,6 @@ class Job:
     def _repr_html_(self) -> str:
         """Return the notebook's display of the job: its status and figures, its plan's picture
         (see planner/notebook.py)."""
-        from sparkjet.planner.notebook import jobHtml  # it imports this module
-
         return jobHtml(self)
 
     def _result(self) -> JobMetrics | None:

@@ -4,7 +4,7 @@ not, of one input or several), distinct and sort, in one stage or two as Jet's p
 import operator
 
 from sparkjet.coredag.api.standard import StandardProcessorSupplier
-from sparkjet.coredag.model.dot import PREPARE_SUFFIX
+from sparkjet.coredag.model.jet_dot import PREPARE_SUFFIX
 from sparkjet.coredag.model.edge import Edge
 from sparkjet.coredag.processors.aggregation import (
     AccumulateByKeyP,

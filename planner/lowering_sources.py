@@ -17,7 +17,7 @@ from sparkjet.coredag.processors.insert_watermarks import InsertWatermarksP
 from sparkjet.coredag.processors.sources import DataFrameSourceP, ItemsP, ReadFilesP, ReadJsonP
 from sparkjet.coredag.processors.stream_sources import FileWatcherP, FiniteStreamP, ItemStreamP, SocketP, StreamSourceP
 from sparkjet.pipeline.source_builder import BuiltStreamSource
-from sparkjet.pipeline.sources import (
+from sparkjet.pipeline.batch_sources import (
     BatchSource,
     DataFrameSource,
     FilesSource,

@@ -4,7 +4,7 @@ session windows), in one stage or two as Jet's planner decides."""
 import attrs
 
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
-from sparkjet.coredag.model.dot import PREPARE_SUFFIX
+from sparkjet.coredag.model.jet_dot import PREPARE_SUFFIX
 from sparkjet.coredag.model.edge import Edge
 from sparkjet.coredag.model.event_time_policy import EventTimePolicy, limitingLag
 from sparkjet.coredag.model.jet_event import AccumulatePayload, OnPayload, eventTimestamp, jetEvent

@@ -1,17 +1,15 @@
-"""sparkjet in a notebook (Jupyter): how a pipeline, a plan and a job show inline, and a running
-job's progress in the cell that waits for it. IPython is imported only inside a running kernel.
-How the pipeline shows its plan without importing the planner: docs/internals/client.md."""
+"""sparkjet in a notebook (Jupyter): how a pipeline, a plan and a job show inline (a running
+job's progress in the cell that waits for it: planner/progress.py). How the pipeline and the plan
+show their picture without importing this module: docs/internals/client.md."""
 
 import html
-import sys
-from collections.abc import Sequence
 
 import graphviz
 
 from sparkjet.coredag.errors import SparkjetError
 from sparkjet.coredag.model.metrics import JobMetrics, counted
 from sparkjet.pipeline.pipeline import Pipeline
-from sparkjet.planner.jet import JobStatus
+from sparkjet.planner.job_status import JobStatus
 from sparkjet.planner.planning import Plan, plan
 from sparkjet.planner.render import notebookSvg
 from sparkjet.planner.report import busySeconds
@@ -23,13 +21,6 @@ STYLE = (
     " .sparkjet-job th, .sparkjet-job td { text-align: left; padding: 0.2em 0.8em; }"
     " .sparkjet-job svg { max-width: 100%; height: auto; }</style>"
 )
-
-
-def inNotebook() -> bool:
-    """Return whether a notebook's kernel (IPython's, with a frontend showing HTML) runs this code."""
-    ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None else None
-    return getattr(shell, "kernel", None) is not None
 
 
 def planBundle(planned: Plan, metrics: JobMetrics | None = None) -> dict[str, str]:
@@ -109,33 +100,5 @@ def svgElement(planned: Plan, metrics: JobMetrics | None) -> str:
     return svg[svg.index("<svg"):]
 
 
-class NotebookProgress:
-    """A line of HTML in the output of the notebook cell waiting for ``jobs``, updated in place
-    with their progress (see planner/progress.py) and, at the end, how they ended."""
-
-    def __init__(self, jobs: Sequence) -> None:
-        from sparkjet.planner.progress import JobsProgress  # progress.py chooses this view
-
-        self._progress = JobsProgress(jobs)
-        self._handle = None
-
-    def poll(self) -> None:
-        """Show the jobs' progress now."""
-        self._show(self._progress.text())
-
-    def __enter__(self) -> "NotebookProgress":
-        from IPython.display import display
-
-        self._handle = display(progressBundle(""), raw=True, display_id=True)
-        return self
-
-    def __exit__(self, kind, error, traceback) -> None:
-        self._show(self._progress.endedText(interrupted=kind is not None and issubclass(kind, KeyboardInterrupt)))
-
-    def _show(self, text: str) -> None:
-        self._handle.update(progressBundle(text), raw=True)
-
-
-def progressBundle(text: str) -> dict[str, str]:
-    """Return the progress line as the notebook shows it: HTML, and text elsewhere."""
-    return {"text/html": f'<div class="sparkjet-progress" style="font-family: monospace">{html.escape(text)}</div>', "text/plain": text}
+Pipeline.notebookDisplay = pipelineBundle
+Plan.notebookDisplay = planBundle

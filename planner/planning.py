@@ -12,7 +12,8 @@ starts on a session; before that, ``physicalPlan()`` assumes the parallelism ``l
 import functools
 import os
 import types
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import ClassVar
 
 import attrs
 
@@ -27,9 +28,6 @@ from sparkjet.planner.explain import explanation
 from sparkjet.planner.fusion import fuseStatelessChains, fusionReasons
 from sparkjet.planner.leakage import rejectDanglingStages
 from sparkjet.planner.lowering import NO_STAGE, VertexRole, lowerToDag
-
-PHASES = (makeNamesUnique, rejectDanglingStages, fuseStatelessChains, lowerToDag)
-"""The phases ``plan`` calls, in Jet's order."""
 
 _EMPTY_GRAPH = PipelineGraph((), ())
 
@@ -55,6 +53,10 @@ class Plan:
     roles: Mapping[str, VertexRole] = attrs.field(converter=_readOnly)
     reasons: tuple[str, ...] = ()
     physical: PhysicalPlan | None = None
+
+    notebookDisplay: ClassVar[Callable[["Plan"], dict[str, str]] | None] = None
+    """How a notebook shows a plan: planner/notebook.py sets it to a function drawing the plan,
+    which this module cannot import (it draws with planner/render.py, which imports this one)."""
 
     @classmethod
     def ofDag(cls, dag: DAG) -> "Plan":
@@ -145,11 +147,11 @@ class Plan:
         """Return the DAG in Jet's DOT format (see DAG.toDotString)."""
         return self.dag.toDotString(*args, **kwargs)
 
-    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
-        """Return the notebook's display of the plan: its picture (see planner/notebook.py)."""
-        from sparkjet.planner.notebook import planBundle  # it draws with planner/render.py, which imports this module
-
-        return planBundle(self)
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str] | None:
+        """Return the notebook's display of the plan (see ``notebookDisplay``); None, for the
+        plain repr, when none is set."""
+        display = Plan.notebookDisplay
+        return None if display is None else display(self)
 
 
 def plan(pipeline: Pipeline) -> Plan:
@@ -172,12 +174,3 @@ planOf.register(Plan, lambda work: work)
 planOf.register(Pipeline, plan)
 planOf.register(DAG, Plan.ofDag)
 
-
-def _pipelineBundle(pipeline: Pipeline) -> dict[str, str]:
-    """Return the notebook's display of ``pipeline``: the picture of its plan (see planner/notebook.py)."""
-    from sparkjet.planner.notebook import pipelineBundle  # it draws with planner/render.py, which imports this module
-
-    return pipelineBundle(pipeline)
-
-
-Pipeline.notebookDisplay = _pipelineBundle

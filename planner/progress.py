@@ -1,9 +1,10 @@
 """Live progress while jobs run: each running job's stage, tasks and elapsed time; a stream
 job's micro-batches, items read and watermark. One line on stderr on a terminal, a line of HTML
-in a notebook (planner/notebook.py), nothing elsewhere or with ``SPARKJET_PROGRESS=0``; how it
-finds a job's stages: docs/internals/client.md."""
+in a notebook (NotebookProgress; IPython is imported only inside a running kernel), nothing
+elsewhere or with ``SPARKJET_PROGRESS=0``; how it finds a job's stages: docs/internals/client.md."""
 
 import contextlib
+import html
 import os
 import sys
 import threading
@@ -14,7 +15,7 @@ from typing import Protocol, TextIO
 from sparkjet.coredag.model.event_time_policy import wallClockMillis
 from sparkjet.coredag.model.metrics import JobMetrics, counted
 from sparkjet.coredag.runtime.execution import StageInfo, runningStages
-from sparkjet.planner.jet import JobStatus
+from sparkjet.planner.job_status import JobStatus
 
 INTERVAL = 0.5
 """Seconds between two looks at the status tracker."""
@@ -301,8 +302,6 @@ def progressView(jobs: Sequence, stream: TextIO) -> ProgressView | None:
         return None
     if stream.isatty():
         return ProgressLine(jobs, stream)
-    from sparkjet.planner.notebook import NotebookProgress, inNotebook
-
     return NotebookProgress(jobs) if stream is sys.stderr and inNotebook() else None
 
 
@@ -333,3 +332,40 @@ def _pollUntil(view: ProgressView, stopped: threading.Event, interval: float) ->
     """Poll ``view`` every ``interval`` seconds until ``stopped`` is set."""
     while not stopped.wait(interval):
         view.poll()
+
+
+def inNotebook() -> bool:
+    """Return whether a notebook's kernel (IPython's, with a frontend showing HTML) runs this code."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return getattr(shell, "kernel", None) is not None
+
+
+class NotebookProgress:
+    """A line of HTML in the output of the notebook cell waiting for ``jobs``, updated in place
+    with their progress (see JobsProgress) and, at the end, how they ended."""
+
+    def __init__(self, jobs: Sequence) -> None:
+        self._progress = JobsProgress(jobs)
+        self._handle = None
+
+    def poll(self) -> None:
+        """Show the jobs' progress now."""
+        self._show(self._progress.text())
+
+    def __enter__(self) -> "NotebookProgress":
+        from IPython.display import display
+
+        self._handle = display(progressBundle(""), raw=True, display_id=True)
+        return self
+
+    def __exit__(self, kind, error, traceback) -> None:
+        self._show(self._progress.endedText(interrupted=kind is not None and issubclass(kind, KeyboardInterrupt)))
+
+    def _show(self, text: str) -> None:
+        self._handle.update(progressBundle(text), raw=True)
+
+
+def progressBundle(text: str) -> dict[str, str]:
+    """Return the progress line as the notebook shows it: HTML, and text elsewhere."""
+    return {"text/html": f'<div class="sparkjet-progress" style="font-family: monospace">{html.escape(text)}</div>', "text/plain": text}

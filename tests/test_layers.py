@@ -1,6 +1,7 @@
 """Imports go one way: pipeline never imports planner, coredag neither, and inside coredag the
 model, the Processor API, the built-in processors and the Spark runtime build on each other in
-that order, with only the runtime importing pyspark; and no module is over 600 lines."""
+that order, with only the runtime importing pyspark; no modules import each other in a circle,
+and no module is over 600 lines."""
 
 import ast
 import pathlib
@@ -31,6 +32,44 @@ def importsOf(path: pathlib.Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module:
             found.add(node.module)
     return found
+
+
+def runtimeImportsOf(path: pathlib.Path) -> set[str]:
+    """Return the sparkjet modules ``path`` imports when it runs, at any depth of its code (a
+    function's imports too), not those under ``if TYPE_CHECKING:``; ``from package import
+    module`` names the module."""
+    tree = ast.parse(path.read_text(), str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.dump(node.test):
+            node.body = []
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found & MODULES.keys()
+
+
+def importCircles() -> set[frozenset[str]]:
+    """Return each set of two or more modules that import each other, directly or not."""
+    imports = {module: runtimeImportsOf(path) - {module} for module, path in MODULES.items()}
+    reached = {}
+    for module in imports:
+        seen, todo = set(), list(imports[module])
+        while todo:
+            name = todo.pop()
+            if name not in seen:
+                seen.add(name)
+                todo.extend(imports[name])
+        reached[module] = seen
+    circles = {frozenset({module} | {other for other in seen if module in reached[other]}) for module, seen in reached.items()}
+    return {circle for circle in circles if len(circle) > 1}
+
+
+ALLOWED_CIRCLES = {frozenset({"sparkjet.pipeline.pipeline", "sparkjet.pipeline.stage"})}
+"""The one circle allowed, Jet's: a pipeline makes stages, and each stage knows its pipeline."""
 
 
 MODULES = {moduleName(path): path for top in PACKAGES for path in sorted((PROJECT / top).rglob("*.py"))}
@@ -91,3 +130,8 @@ test fails once they are split until they leave this set."""
 def test_no_module_is_over_600_lines(module):
     lines = len(MODULES[module].read_text().splitlines())
     assert lines <= MAX_LINES, f"{module} has {lines} lines, over {MAX_LINES}: split it by concept"
+
+
+def test_no_modules_import_each_other_in_a_circle_but_the_pipeline_and_its_stages():
+    circles = [sorted(circle) for circle in importCircles() if circle not in ALLOWED_CIRCLES]
+    assert not circles, f"modules importing each other (move what they share where both can import it): {circles}"

@@ -8,6 +8,7 @@ import attrs
 
 from sparkjet.coredag.errors import DagError
 from sparkjet.coredag.model.edge import Edge, RoutingPolicy
+from sparkjet.coredag.model.jet_dot import jetDotString
 from sparkjet.coredag.model.vertex import LOCAL_PARALLELISM_USE_DEFAULT, Vertex
 
 
@@ -138,8 +139,6 @@ class DAG:
 
     def toDotString(self, defaultParallelism: int = LOCAL_PARALLELISM_USE_DEFAULT) -> str:
         """Return the DAG in Jet's DOT format; unset parallelism shows ``defaultParallelism``."""
-        from sparkjet.coredag.model.dot import jetDotString
-
         return jetDotString(self, defaultParallelism)
 
     def _findCycle(self) -> list[str]:

@@ -1,4 +1,4 @@
-"""Drawing a Core DAG: Jet's DOT text and a graphviz picture, annotated with a job's figures."""
+"""Drawing a Core DAG: a graphviz picture, annotated with a job's figures (Jet's DOT text: jet_dot.py)."""
 
 import html
 import os
@@ -9,10 +9,10 @@ import graphviz
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.edge import Edge, RoutingPolicy
 from sparkjet.coredag.model.exchange import Exchange
+from sparkjet.coredag.model.jet_dot import isPrepareToCombine
 from sparkjet.coredag.model.metrics import EdgeMetrics, JobMetrics, VertexMetrics, counted
 from sparkjet.coredag.model.vertex import LOCAL_PARALLELISM_USE_DEFAULT, Vertex
 
-PREPARE_SUFFIX = "-prepare"
 
 NAME_LIMIT = 40
 """Labels shorten longer names with an ellipsis; tooltips keep them whole."""
@@ -31,70 +31,6 @@ each routing policy."""
 EXCHANGE_STYLE = {Exchange.SHUFFLED: "bold", Exchange.COALESCED: "dashed", Exchange.NARROW: "dashed"}
 """The line of an edge by how it runs: bold where its items cross a shuffle, dashed where they
 stay in their Spark task (a priority's dots win over the dashes)."""
-
-
-def jetEdgeLabel(edge: Edge) -> str:
-    """Return the label Jet's DOT output gives an edge, such as ``distributed-partitioned``."""
-    routing = {
-        RoutingPolicy.UNICAST: "",
-        RoutingPolicy.ISOLATED: "isolated",
-        RoutingPolicy.PARTITIONED: "partitioned",
-        RoutingPolicy.ALL_TO_ONE: "partitioned",
-        RoutingPolicy.BROADCAST: "broadcast",
-        RoutingPolicy.FANOUT: "fanout",
-    }[edge.routing]
-    labels = ["distributed"] if edge.isDistributed else []
-    labels += [routing] if routing else []
-    labels += ["ordered"] if edge.ordering is not None else []
-    return "-".join(labels)
-
-
-def isPrepareToCombine(edge: Edge) -> bool:
-    """Tell whether ``edge`` joins a prepare vertex to its combine vertex (``x-prepare -> x``).
-
-    By name, as Jet's own ``DAG.toDotString`` tells it: a Core DAG carries no roles. Pictures of
-    a planned pipeline group vertices by the roles lowering recorded instead."""
-    return edge.sourceName == edge.destName + PREPARE_SUFFIX
-
-
-JET_ESCAPES = str.maketrans({'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r"})
-"""Jet escapes only ``"``; a backslash (which would escape the closing quote or read as an
-escString escape) and line breaks (which would split a statement's line) are escaped too."""
-
-
-def jetQuoted(name: str) -> str:
-    """Return ``name`` quoted for Jet's DOT text: Jet's bytes unless it holds a backslash or a line break."""
-    return f'"{name.translate(JET_ESCAPES)}"'
-
-
-def jetDotString(dag: DAG, defaultParallelism: int = LOCAL_PARALLELISM_USE_DEFAULT) -> str:
-    """Return ``dag`` in Jet's DOT format, a prepare -> combine edge in its own cluster."""
-    lines = ["digraph DAG {"]
-    for vertex in dag:
-        parallelism = vertex.determineLocalParallelism(defaultParallelism)
-        shown = "default" if parallelism == LOCAL_PARALLELISM_USE_DEFAULT else parallelism
-        lines.append(f"\t{jetQuoted(vertex.name)} [localParallelism={shown}];")
-    clusters = 0
-    for vertex in dag:
-        outbound = dag.getOutboundEdges(vertex.name)
-        for edge in outbound:
-            attributes = []
-            label = jetEdgeLabel(edge)
-            if label:
-                attributes.append(f'label="{label}"')
-            if len(dag.getInboundEdges(edge.destName)) > 1:
-                attributes.append(f"headlabel={edge.destOrdinal}")
-            if len(outbound) > 1:
-                attributes.append(f"taillabel={edge.sourceOrdinal}")
-            attributes.append(f"queueSize={edge.config.queueSize}")
-            line = f'{jetQuoted(edge.sourceName)} -> {jetQuoted(edge.destName)} [{", ".join(attributes)}];'
-            if isPrepareToCombine(edge):
-                lines += [f"\tsubgraph cluster_{clusters} {{", f"\t\t{line}", "\t}"]
-                clusters += 1
-            else:
-                lines.append(f"\t{line}")
-    lines.append("}")
-    return "\n".join(lines)
 
 
 def edgeCaption(edge: Edge) -> str:

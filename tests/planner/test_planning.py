@@ -1,4 +1,4 @@
-"""Planning is pure: no JVM, no change to the pipeline, phases that run in a fixed order."""
+"""Planning is pure: no JVM, no change to the pipeline."""
 
 import json
 import os
@@ -6,12 +6,7 @@ import pathlib
 import sys
 
 from sparkjet.pipeline import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
-from sparkjet.pipeline.naming import makeNamesUnique
 from sparkjet.planner import plan
-from sparkjet.planner.fusion import fuseStatelessChains
-from sparkjet.planner.leakage import rejectDanglingStages
-from sparkjet.planner.lowering import lowerToDag
-from sparkjet.planner.planning import PHASES
 from tests.conftest import run
 
 PROJECT = pathlib.Path(__file__).resolve().parents[2]
@@ -43,10 +38,6 @@ def test_planning_starts_no_jvm_and_loads_neither_pyspark_nor_py4j():
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report == {"vertices": 5, "jvmModules": []}
-
-
-def test_phases_run_in_jets_order():
-    assert PHASES == (makeNamesUnique, rejectDanglingStages, fuseStatelessChains, lowerToDag)
 
 
 def test_planning_leaves_the_pipeline_and_its_stage_names_unchanged():

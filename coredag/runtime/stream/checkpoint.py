@@ -43,7 +43,7 @@ from sparkjet.coredag.runtime.stream.query_log import (
     checkQueryMetadata,
     checkSourceLog,
 )
-from sparkjet.coredag.runtime.stream.state_directory import directoryName, stateRoot
+from sparkjet.coredag.runtime.stream.state_directory import directoryName, stateDirectory
 
 STATES = "states"
 """Per micro-batch, where each processor's state is: its state files and watermarks, pickled."""
@@ -77,7 +77,7 @@ class StreamCheckpoint:
         )
         """What to do about a broken file, as its CheckpointError says."""
         self.sourcesDirectory = (
-            os.path.join(stateRoot(), FED_SOURCES, directoryName(location)) if isHadoopUrl(location) else location
+            os.path.join(stateDirectory(), FED_SOURCES, directoryName(location)) if isHadoopUrl(location) else location
         )
         """The local directory of the fed sources' files."""
         self._storage = None

@@ -32,7 +32,7 @@ from sparkjet.coredag.runtime.stream.checkpoint import (
     StreamCheckpoint,
     statesName,
 )
-from sparkjet.coredag.runtime.stream.state_directory import fileName, stateRoot
+from sparkjet.coredag.runtime.stream.state_directory import fileName, stateDirectory
 from sparkjet.coredag.runtime.stream.stream_dag import processorKind, streamSources, unpeeked
 
 EXPORTED = "exported-snapshots"
@@ -87,7 +87,7 @@ class JobStateSnapshot:
 
 def snapshotDirectory(name: str) -> str:
     """Return the directory of the snapshot exported under ``name``."""
-    return os.path.join(stateRoot(), EXPORTED, fileName(name, f"Snapshot '{name}'"))
+    return os.path.join(stateDirectory(), EXPORTED, fileName(name, f"Snapshot '{name}'"))
 
 
 def processorKinds(dag: DAG, vertexNames) -> dict[str, str]:

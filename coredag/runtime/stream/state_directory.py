@@ -15,7 +15,7 @@ NAME_BYTES = 255
 """The longest file name most file systems take, in bytes."""
 
 
-def stateRoot() -> str:
+def stateDirectory() -> str:
     """Return the directory of sparkjet's state: ``$SPARKJET_STATE_DIR``, else ``~/.sparkjet/state``."""
     return os.environ.get(STATE_DIRECTORY_VARIABLE) or os.path.join(os.path.expanduser("~"), ".sparkjet", "state")
 

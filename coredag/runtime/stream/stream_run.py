@@ -135,8 +135,8 @@ class StreamRun:
         """The home RDD of each vertex fed by a shuffle (see ``RddBuilder``): the job's, kept across its runs."""
         self._suspension = suspension or Suspension()
         self._microBatchRunning = threading.Lock()
-        self._state = RunState.STARTING
-        self._stateChanged = threading.Condition()
+        self._runState = RunState.STARTING
+        self._runStateChanged = threading.Condition()
         self._jobName, self._control, self._publish = jobName, control, publish
         self._assertions, self._keptCheckpoint = assertions, checkpoint
         self._initialSnapshot, self._guarantee = initialSnapshot, processingGuarantee
@@ -147,7 +147,7 @@ class StreamRun:
         self._lock = threading.Lock()
         self._microBatches: list[MicroBatchMetrics] = []
         self._earlierMicroBatches = MicroBatchSummary()
-        self._states: dict = {}
+        self._processorStates: dict = {}
         self._outputs = outputDirectories(spark.sparkContext, dag)
         self._staticVertices, self._staticOutputs = staticVertices(dag), {}
         self._counts: Counter = Counter()
@@ -166,8 +166,8 @@ class StreamRun:
             checkpoint.open(self._jobName)
             if self._initialSnapshot is not None and checkpoint.lastCommittedBatch() is None:
                 seedCheckpoint(self._initialSnapshot, checkpoint, self._jobName)
-            self._states = checkpoint.restoredStates()
-            warnDroppedStates(self._jobName, self._states, self._dag)
+            self._processorStates = checkpoint.restoredStates()
+            warnDroppedStates(self._jobName, self._processorStates, self._dag)
             self._lastBatch = _orDefault(checkpoint.lastCommittedBatch(), -1)
             for output in self._outputs.values():
                 output.claimOnce()
@@ -204,16 +204,17 @@ class StreamRun:
         """Export the state after the last micro-batch (committed first) as snapshot ``name``;
         ``cancelling``: then cancel the job, no micro-batch running after the export. A job
         that has not started its stream yet is waited for."""
-        with self._stateChanged:
-            self._stateChanged.wait_for(lambda: self._state is not RunState.STARTING)
+        with self._runStateChanged:
+            self._runStateChanged.wait_for(lambda: self._runState is not RunState.STARTING)
         with self._microBatchRunning:
-            if self._state is RunState.ENDED:
+            if self._runState is RunState.ENDED:
                 raise SnapshotError(f"Job '{self._jobName}' has no snapshot to export: it is no longer running")
-            if cancelling and self._state is RunState.STREAMING:
+            if cancelling and self._runState is RunState.STREAMING:
                 self._enter(RunState.STOPPING)
             self._awaitCommitted(self._lastBatch)
             snapshot = exportSnapshot(
-                name, self._jobName, self._checkpoint, self._states, self._lastBatch, self._dag, len(self._sources)
+                name, self._jobName, self._checkpoint, self._processorStates, self._lastBatch, self._dag,
+                len(self._sources),
             )
             if cancelling:
                 self._control.cancel()
@@ -222,13 +223,13 @@ class StreamRun:
     @property
     def suspended(self) -> bool:
         """Return whether the run stopped, or is stopping, for a suspension or a restart."""
-        return self._state in (RunState.STOPPING, RunState.SUSPENDED) and not self._control.cancelled
+        return self._runState in (RunState.STOPPING, RunState.SUSPENDED) and not self._control.cancelled
 
     def _enter(self, state: RunState) -> None:
         """Move the run to ``state`` and wake whoever waits for a change."""
-        with self._stateChanged:
-            self._state = state
-            self._stateChanged.notify_all()
+        with self._runStateChanged:
+            self._runState = state
+            self._runStateChanged.notify_all()
 
     def claimedOutputs(self) -> set[str]:
         """Return the output directories this run claimed (a resumed run goes on writing there)."""
@@ -248,8 +249,8 @@ class StreamRun:
         with self._lock:
             return JobMetrics.of(
                 self._jobName, time.perf_counter() - self._startedAt, self._dag, self._counts,
-                self._physical.shuffledEdges(), vertexWatermarks(self._states), tuple(self._microBatches),
-                self._lastSnapshot, self._earlierMicroBatches, processorWatermarks(self._states),
+                self._physical.shuffledEdges(), vertexWatermarks(self._processorStates), tuple(self._microBatches),
+                self._lastSnapshot, self._earlierMicroBatches, processorWatermarks(self._processorStates),
             )
 
     def _startFeeders(self, checkpoint: StreamCheckpoint) -> list:
@@ -294,7 +295,7 @@ class StreamRun:
         the query. Once the run stops for a suspension, a micro-batch is refused uncommitted
         (Spark runs it again when the job goes on)."""
         with self._microBatchRunning:
-            if self._state is not RunState.STREAMING:
+            if self._runState is not RunState.STREAMING:
                 raise JobError(f"Job '{self._jobName}' is suspended: micro-batch {batchId} waits for its resume")
             try:
                 self._runMicroBatch(rows, batchId)
@@ -326,7 +327,7 @@ class StreamRun:
         outcome = executeDag(
             self._spark, self._dag, self._jobName, self._control, self._physical,
             MicroBatch(
-                batchId, rows, self._states, self._checkpoint.stateLocation, self._outputs, final,
+                batchId, rows, self._processorStates, self._checkpoint.stateLocation, self._outputs, final,
                 self._staticVertices, self._staticOutputs, self._guarantee, self._homes,
             ),
         )
@@ -334,14 +335,15 @@ class StreamRun:
         if not final and self._keptCheckpoint is not None:
             snapshot = self._keptCheckpoint.saveStates(batchId, outcome.states)
         if not final:
-            self._checkpoint.removeStateFiles(keeping=referencedFiles(outcome.states) | referencedFiles(self._states))
+            kept = referencedFiles(outcome.states) | referencedFiles(self._processorStates)
+            self._checkpoint.removeStateFiles(keeping=kept)
         for output in self._outputs.values():
             output.keepMicroBatch()
         self._lastBatch = max(self._lastBatch, batchId)
         read = sum(outcome.counts["itemsOut", name] for name in self._sourceNames)
         with self._lock:
             if not final:  # the final run completes its processors: they save nothing
-                self._states = outcome.states
+                self._processorStates = outcome.states
             for key, count in outcome.counts.items():  # a vertex's processors are one run's, not their sum
                 self._counts[key] = count if key[0] == "processors" else self._counts[key] + count
             self._microBatches.append(MicroBatchMetrics(batchId, time.perf_counter() - started, read))
