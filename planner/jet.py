@@ -216,7 +216,7 @@ class Job:
         finished tasks reported them, a stream job's over its micro-batches."""
         if self.isStream:
             return self.metrics().itemsReadInMicroBatches
-        counts = self._control.counts.value if self._control is not None and self._control.counts else {}
+        counts = self._control.countsSoFar() if self._control is not None else {}
         dag = self.plan.dag
         return sum(counts.get(("itemsOut", v.name), 0) for v in dag.vertices() if not dag.getInboundEdges(v.name))
 
