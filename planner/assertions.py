@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from sparkjet.coredag.model.assertion import AssertionCheck, AssertionCompletedException
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.processors.sinks import CollectForAssertion
-from sparkjet.coredag.runtime.terminal_outputs import terminalOutputOf
+from sparkjet.coredag.runtime.physical_plan import terminalOutputOf
 
 
 class AssertionRun:

@@ -28,8 +28,8 @@ from sparkjet.planner.job_status import JobStatus
 from sparkjet.planner.notebook import jobHtml
 from sparkjet.planner.planning import Plan, planOf
 
-if TYPE_CHECKING:  # sparkjet.coredag.runtime.execution imports pyspark, which planning never needs
-    from sparkjet.coredag.runtime.execution import JobControl
+if TYPE_CHECKING:  # sparkjet.coredag.runtime.engine imports pyspark, which planning never needs
+    from sparkjet.coredag.runtime.engine import Engine, JobControl
     from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
     from sparkjet.planner.assertions import JobAssertions
     from sparkjet.coredag.runtime.stream.exported_snapshot import JobStateSnapshot
@@ -203,7 +203,7 @@ class Job:
         finished tasks reported them, a stream job's over its micro-batches."""
         if self.isStream:
             return self.metrics().itemsReadInMicroBatches
-        counts = self._control.counts.value if self._control is not None and self._control.counts else {}
+        counts = self._control.countsSoFar() if self._control is not None else {}
         dag = self.plan.dag
         return sum(counts.get(("itemsOut", v.name), 0) for v in dag.vertices() if not dag.getInboundEdges(v.name))
 
@@ -360,7 +360,7 @@ class Jet:
         """Check the inputs and outputs of ``planned``, fix its physical plan on the session and
         start running it in a thread (a stream job with a guarantee from its checkpoint)."""
         interruptCancelsJobs.install()  # before pyspark is imported: a Ctrl-C then is one line too
-        from sparkjet.coredag.runtime.execution import JobControl, physicalPlanOn
+        from sparkjet.coredag.runtime.engine import engineOf
         from sparkjet.coredag.runtime.stream.stream_job import StreamJob, streamStart
         from sparkjet.planner.assertions import JobAssertions
 
@@ -378,22 +378,22 @@ class Jet:
                 "jobs; this one reads no stream, so it has no state to start from"
             )
         dag = preflightDag(planned.dag)
-        spark = self.spark()
+        engine = engineOf(self.spark())
         try:
-            planned = attrs.evolve(planned, physical=physicalPlanOn(spark, dag))
+            planned = attrs.evolve(planned, physical=engine.physicalPlan(dag))
         except DagError as error:  # as in Jet, a DAG that cannot run at these parallelisms fails the job
             return Job(jobName, planned, _failed(error))
-        control = JobControl(jobName)
+        control = engine.jobControl(jobName)
         self._register(jobName, control)
         try:
             assertions = JobAssertions(dag)
             if start is not None:
                 stream = StreamJob(
-                    spark, attrs.evolve(start, dag=dag), planned.physical, jobName, control, self._publishLists, assertions
+                    engine, attrs.evolve(start, dag=dag), planned.physical, jobName, control, self._publishLists, assertions
                 )
                 running = self._executor.submit(self._finally, stream.run, jobName, control)
                 return self._started(Job(jobName, planned, running, control, stream.metrics, stream.suspension, stream))
-            batch = functools.partial(self._runBatch, spark, dag, planned.physical, jobName, control, assertions)
+            batch = functools.partial(self._runBatch, engine, dag, planned.physical, jobName, control, assertions)
             running = self._executor.submit(self._finally, batch, jobName, control)
             return self._started(Job(jobName, planned, running, control))
         except BaseException:
@@ -414,13 +414,12 @@ class Jet:
             self._unregister(jobName, control)
 
     def _runBatch(
-        self, spark, dag: DAG, physical: "PhysicalPlan", jobName: str, control: "JobControl", assertions: "JobAssertions"
+        self, engine: "Engine", dag: DAG, physical: "PhysicalPlan", jobName: str, control: "JobControl",
+        assertions: "JobAssertions",
     ) -> JobMetrics:
-        """Run a batch job's ``dag`` on ``spark`` as ``physical`` says; keep the lists and
+        """Run a batch job's ``dag`` on ``engine`` as ``physical`` says; keep the lists and
         DataFrames its sinks made, run its assertions."""
-        from sparkjet.coredag.runtime.execution import executeDag
-
-        outcome = executeDag(spark, dag, jobName, control, physical)
+        outcome = engine.runBatch(dag, physical, jobName, control)
         self._publishLists(assertions.listItems(outcome.lists))
         assertions.receive(outcome.lists)
         assertions.complete()

@@ -14,7 +14,7 @@ from typing import Protocol, TextIO
 
 from sparkjet.coredag.model.event_time_policy import wallClockMillis
 from sparkjet.coredag.model.metrics import JobMetrics, counted
-from sparkjet.coredag.runtime.execution import StageInfo, runningStages
+from sparkjet.coredag.runtime.engine import StageInfo, runningStages
 from sparkjet.planner.job_status import JobStatus
 
 INTERVAL = 0.5

@@ -135,3 +135,48 @@ def test_no_module_is_over_600_lines(module):
 def test_no_modules_import_each_other_in_a_circle_but_the_pipeline_and_its_stages():
     circles = [sorted(circle) for circle in importCircles() if circle not in ALLOWED_CIRCLES]
     assert not circles, f"modules importing each other (move what they share where both can import it): {circles}"
+
+
+RUNTIME = "sparkjet.coredag.runtime"
+ENGINE_SIDE = {f"{RUNTIME}.{name}" for name in ("engine", "physical_plan")}
+"""What the planner and the stream logic may import of the runtime besides the stream logic: the
+engine interface, and the physical plan it is given (a pure value)."""
+PLANNER_SIDE = ENGINE_SIDE | {f"{RUNTIME}.session", f"{RUNTIME}.checkpoint_storage"}
+"""The planner also takes its SparkSession (``session``) and reads CheckpointError."""
+STREAM_SIDE = ENGINE_SIDE | {
+    f"{RUNTIME}.{name}" for name in ("processor_state", "state_store", "state_files", "checkpoint_storage")
+}
+"""The stream logic also reads the processors' states (pure values, the names of their files) and
+keeps its checkpoint's files through ``checkpoint_storage``."""
+CLASSIC_API = {
+    "SparkContext", "sparkContext", "_active_spark_context", "_jvm", "_jsc", "accumulator", "rdd", "parallelize",
+    "mapPartitions", "unpersist", "setJobGroup", "cancelJobGroup", "statusTracker",
+}
+"""What of Spark's classic API (no Spark Connect session has it) only the engine touches."""
+
+
+def classicUses(path: pathlib.Path) -> set[str]:
+    """Return the names of Spark's classic API that ``path`` touches: as attributes or names."""
+    tree = ast.parse(path.read_text(), str(path))
+    attributes = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    return (attributes | names) & CLASSIC_API
+
+
+def outsideTheEngine(module: str) -> bool:
+    """Whether ``module`` must reach Spark through the engine only: the planner's, the stream logic's."""
+    return module.startswith(("sparkjet.planner", f"{RUNTIME}.stream"))
+
+
+@pytest.mark.parametrize("module", [name for name in MODULES if outsideTheEngine(name)])
+def test_the_planner_and_the_stream_logic_run_jobs_through_the_engine_only(module):
+    allowed = STREAM_SIDE if module.startswith(f"{RUNTIME}.stream") else PLANNER_SIDE
+    runtime = {
+        name for name in importsOf(MODULES[module])
+        if name.startswith(f"{RUNTIME}.") and not name.startswith(f"{RUNTIME}.stream")
+    }
+    assert runtime <= allowed, f"{module} imports {sorted(runtime - allowed)}: ask the engine (coredag/runtime/engine.py)"
+    assert not classicUses(MODULES[module]), f"{module} touches {sorted(classicUses(MODULES[module]))}"
+    assert module.startswith("sparkjet.planner") or not {
+        name for name in importsOf(MODULES[module]) if name.partition(".")[0] in ("pyspark", "py4j")
+    }, f"{module} imports pyspark: the stream logic reaches Spark through the engine"

@@ -1,4 +1,5 @@
-"""Running a Core DAG on PySpark: its physical plan executed as RDDs, narrow links and shuffles.
+"""Running a Core DAG on PySpark, as the classic engine does (``classic_engine``): its physical
+plan executed as RDDs, narrow links and shuffles.
 
 The steps live in modules of one concept each: ``physical_plan`` (what will run, pure),
 ``rdd_building`` (the plan as RDDs), ``terminal_outputs`` (lists, files, DataFrames),

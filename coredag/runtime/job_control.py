@@ -7,7 +7,7 @@ import itertools
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Protocol
 
 from py4j.protocol import Py4JError
@@ -72,6 +72,11 @@ class JobControl:
         self.counts = None
         """The accumulator of the current run's item counts, as its finished tasks report them."""
         self._woken = threading.Event()
+
+    def countsSoFar(self) -> Mapping:
+        """Return the current run's item counts as its finished tasks reported them so far
+        (none before it started)."""
+        return self.counts.value if self.counts is not None else {}
 
     def cancel(self) -> None:
         """Ask the job to stop: the watcher cancels its Spark jobs at once."""

@@ -124,6 +124,11 @@ class PhysicalPlan:
         )
 
 
+def terminalOutputOf(supplier: object) -> object:
+    """Return where a sink's items go (None for any other supplier)."""
+    return supplier.terminalOutput if isinstance(supplier, SinkSupplier) else None
+
+
 def measureInputBytes(dag: DAG) -> dict[str, int | None]:
     """Return about how many bytes each source vertex of ``dag`` reads (None: unknown). It may
     list files: run it on the driver, before ``physicalPlan``."""

@@ -23,12 +23,11 @@ from sparkjet.coredag.processors.sinks import CollectToList, SinkSupplier
 from sparkjet.coredag.runtime.coalescing import coalescedByJetsRule
 from sparkjet.coredag.runtime.crossing import Crossing
 from sparkjet.coredag.runtime.micro_batch import MicroBatch
-from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
+from sparkjet.coredag.runtime.physical_plan import PhysicalPlan, terminalOutputOf
 from sparkjet.coredag.runtime.processor_state import redistributed
 from sparkjet.coredag.runtime.shuffling import homePacket, routeItems, targetPartition
 from sparkjet.coredag.runtime.state_store import StateStore
 from sparkjet.coredag.runtime.tasklet import TaskletSpec
-from sparkjet.coredag.runtime.terminal_outputs import terminalOutputOf
 from sparkjet.coredag.runtime.vertex_tasks import runVertex, selectOrdinal
 from sparkjet.coredag.runtime.watermarks import EdgeQueues
 

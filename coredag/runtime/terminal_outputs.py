@@ -17,18 +17,13 @@ from sparkjet.coredag.processors.sinks import (
     CollectToList,
     CreateDataFrame,
     SaveAsTextFiles,
-    SinkSupplier,
 )
 from sparkjet.coredag.runtime.output_directory import HadoopOutputDirectory, LocalOutputDirectory
+from sparkjet.coredag.runtime.physical_plan import terminalOutputOf
 from sparkjet.coredag.runtime.transport import TRANSPORTED, restoreError, summarizeFailure
 
 OutputDirectory = LocalOutputDirectory | HadoopOutputDirectory
 """A job's claim on a new output directory, local or of a Hadoop file system."""
-
-
-def terminalOutputOf(supplier: object) -> object:
-    """Return where a sink's items go (None for any other supplier)."""
-    return supplier.terminalOutput if isinstance(supplier, SinkSupplier) else None
 
 
 def outputDirectories(sc: SparkContext, dag: DAG) -> dict[str, OutputDirectory]:

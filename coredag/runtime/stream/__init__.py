@@ -1,6 +1,7 @@
 """The driver's side of a stream job: it is checked and prepared (``stream_job.streamStart``),
 then run (``StreamJob``), one ``StreamRun`` at a time, each a Spark Structured Streaming query
-running the job's Core DAG once per micro-batch.
+running the job's Core DAG once per micro-batch through the engine (``engine.Engine``), the
+only way it reaches Spark's jobs.
 
 ``StreamCheckpoint`` alone knows the checkpoint's layout; ``checkpoint_storage`` is its file layer
 for a local path or a Hadoop URL; ``state_directory`` maps names to directories one-to-one. What

@@ -96,10 +96,12 @@ def processorKinds(dag: DAG, vertexNames) -> dict[str, str]:
 
 
 def exportSnapshot(
-    name: str, jobName: str, checkpoint: StreamCheckpoint, states: dict, batchId: int, dag: DAG, sourceCount: int
+    name: str, jobName: str, checkpoint: StreamCheckpoint, states: dict, batchId: int, dag: DAG, sourceCount: int,
+    fileUrl: Callable[[str], str],
 ) -> JobStateSnapshot:
     """Copy the job's state after micro-batch ``batchId`` (Spark committed it) out of
-    ``checkpoint`` into the snapshot ``name``, replacing one of that name whole."""
+    ``checkpoint`` into the snapshot ``name``, replacing one of that name whole (``fileUrl``:
+    the engine's ``fileSourceUrl``)."""
     directory = snapshotDirectory(name)
     writing = directory + ".writing"
     shutil.rmtree(writing, ignore_errors=True)
@@ -116,7 +118,7 @@ def exportSnapshot(
             unpeeked(vertex).copyWorkDirectory(checkpoint.sourceDirectory(number), target)
     moveSourceLogs(
         os.path.join(writing, QUERY),
-        sourceMoves(checkpoint.sourceDirectory, functools.partial(snapshotSource, directory), sourceCount),
+        sourceMoves(checkpoint.sourceDirectory, functools.partial(snapshotSource, directory), sourceCount, fileUrl),
     )
     with open(os.path.join(writing, statesName(batchId)), "wb") as file:
         pickle.dump(states, file)
@@ -212,10 +214,13 @@ def checkShape(
     return sorted(set(kinds) - names)
 
 
-def seedCheckpoint(snapshot: JobStateSnapshot, checkpoint: StreamCheckpoint, jobName: str) -> None:
+def seedCheckpoint(
+    snapshot: JobStateSnapshot, checkpoint: StreamCheckpoint, jobName: str, fileUrl: Callable[[str], str]
+) -> None:
     """Make ``checkpoint`` (of a job that has none yet) a copy of ``snapshot``: its query under a
     new id (Spark runs one query of an id at a time, and the exporting job may go on), its file
-    sources' logs naming the fed files where this job feeds them (rewritten aside, then copied in)."""
+    sources' logs naming the fed files where this job feeds them (rewritten aside, then copied in;
+    ``fileUrl``: the engine's ``fileSourceUrl``)."""
     checkpoint.remove(keeping=(LOCK, SHAPE))
     for entry in sorted(set(os.listdir(snapshot.directory)) - {DESCRIPTION, QUERY}):
         copied = os.path.join(snapshot.directory, entry)
@@ -227,7 +232,7 @@ def seedCheckpoint(snapshot: JobStateSnapshot, checkpoint: StreamCheckpoint, job
         with tempfile.TemporaryDirectory(prefix="sparkjet-seed-") as staging:
             query = shutil.copytree(os.path.join(snapshot.directory, QUERY), os.path.join(staging, QUERY))
             fromSnapshot = functools.partial(snapshotSource, snapshot.directory)
-            moveSourceLogs(query, sourceMoves(fromSnapshot, checkpoint.sourceDirectory, snapshot.sourceCount))
+            moveSourceLogs(query, sourceMoves(fromSnapshot, checkpoint.sourceDirectory, snapshot.sourceCount, fileUrl))
             checkpoint.storage.copyIn(query, QUERY)
     metadata = f"{QUERY}/metadata"
     if checkpoint.storage.exists(metadata):
@@ -240,20 +245,12 @@ def snapshotSource(directory: str, number: int) -> str:
     return os.path.join(directory, f"{SOURCE_PREFIX}{number}")
 
 
-def sourceMoves(before: Callable[[int], str], after: Callable[[int], str], sourceCount: int) -> dict[str, str]:
+def sourceMoves(
+    before: Callable[[int], str], after: Callable[[int], str], sourceCount: int, fileUrl: Callable[[str], str]
+) -> dict[str, str]:
     """Return the URL of each stream source's local directory ``before(number)``, as Spark's
-    file source names it, mapped to the URL of its directory ``after(number)``."""
+    file source names it (``fileUrl``), mapped to the URL of its directory ``after(number)``."""
     return {fileUrl(before(number)): fileUrl(after(number)) for number in range(sourceCount)}
-
-
-def fileUrl(directory: str) -> str:
-    """Return the URL by which Spark's file source reading the local ``directory`` names it:
-    Hadoop's qualified path (``file:/tmp/a%25b`` for ``/tmp/a%b``), asked of the driver's JVM."""
-    from pyspark import SparkContext
-
-    context = SparkContext._active_spark_context
-    path = context._jvm.org.apache.hadoop.fs.Path(directory)
-    return path.getFileSystem(context._jsc.hadoopConfiguration()).makeQualified(path).toUri().toString()
 
 
 def moveSourceLogs(query: str, moves: Mapping[str, str]) -> None:

@@ -13,7 +13,7 @@ from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics
 from sparkjet.coredag.processors.sinks import FilesSinkP
 from sparkjet.coredag.processors.sources import isHadoopUrl
-from sparkjet.coredag.runtime.execution import JobControl
+from sparkjet.coredag.runtime.engine import Engine, JobControl
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
 from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError, checkPrivate
 from sparkjet.coredag.runtime.state_files import withoutPassword
@@ -118,12 +118,12 @@ class StreamJob:
     from the checkpoint the last one kept (without a guarantee, from the start, as in Jet)."""
 
     def __init__(
-        self, spark, start: StreamStart, physical: PhysicalPlan, jobName: str, control: JobControl,
+        self, engine: Engine, start: StreamStart, physical: PhysicalPlan, jobName: str, control: JobControl,
         publish: Callable[[dict[str, list]], None], assertions: Assertions,
     ) -> None:
         self.suspension = Suspension()
         self._control, self._lock = control, start.lock
-        self._spark, self._jobName, self._checkpoint = spark, jobName, start.checkpoint
+        self._engine, self._jobName, self._checkpoint = engine, jobName, start.checkpoint
         self._cancelledAfter: float | None = None
         """How long a shutdown waited for the micro-batch in progress before it cancelled its Spark jobs."""
         self._filesSinks = [] if start.checkpoint is not None else [
@@ -132,7 +132,7 @@ class StreamJob:
 
         def newRun(claimed: set[str]) -> StreamRun:
             return StreamRun(
-                spark, resumingOutputs(start.dag, claimed), physical, jobName, control, publish, assertions,
+                engine, resumingOutputs(start.dag, claimed), physical, jobName, control, publish, assertions,
                 start.checkpoint, self.suspension, start.initialSnapshot, start.processingGuarantee, self._homes,
             )
 
@@ -165,8 +165,7 @@ class StreamJob:
                     raise self._control.cancellation()
                 self._current = self._newRun(self._current.claimedOutputs())
         finally:
-            for home in self._homes.values():
-                home.unpersist()
+            self._engine.forgetKept(self._homes)
             if self._lock is not None:
                 self._lock.release()
 
@@ -179,7 +178,7 @@ class StreamJob:
         """Cancel the Spark jobs of the micro-batch a shutdown waited ``waited`` seconds for: it
         is not committed (its files are removed), and runs again when the job goes on."""
         self._cancelledAfter = waited
-        self._spark.sparkContext.cancelJobGroup(self._control.group)
+        self._engine.cancelRunning(self._control)
 
     def _stoppedMessage(self, cancelledAfter: float | None = None) -> str:
         """Return what the job says when a shutdown ended it: where it goes on from, and how (and

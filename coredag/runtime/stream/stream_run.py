@@ -17,7 +17,7 @@ from sparkjet.coredag.api.processor import ProcessingGuarantee
 from sparkjet.coredag.errors import JobError, StageName, UserFunctionError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics, MicroBatchMetrics, MicroBatchSummary, SnapshotMetrics
-from sparkjet.coredag.runtime.execution import JobControl, MicroBatch, executeDag
+from sparkjet.coredag.runtime.engine import Engine, JobControl, MicroBatch
 from sparkjet.coredag.runtime.checkpoint_storage import makePrivateDirectories
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
 from sparkjet.coredag.runtime.processor_state import processorWatermarks, vertexWatermarks
@@ -31,7 +31,6 @@ from sparkjet.coredag.runtime.stream.exported_snapshot import (
 )
 from sparkjet.coredag.runtime.stream.stream_dag import needsHeartbeat, staticVertices, streamSources, unpeeked
 from sparkjet.coredag.runtime.stream.suspension import Suspension
-from sparkjet.coredag.runtime.terminal_outputs import outputDirectories
 
 TRIGGER_MILLIS = 1000
 """How often a micro-batch starts while there is new input, unless ``SPARKJET_TRIGGER_MILLIS`` says."""
@@ -124,13 +123,13 @@ class StreamRun:
     without one, the job's files live in a temporary directory (docs/internals/stream-state.md)."""
 
     def __init__(
-        self, spark, dag: DAG, physical: PhysicalPlan, jobName: str, control: JobControl,
+        self, engine: Engine, dag: DAG, physical: PhysicalPlan, jobName: str, control: JobControl,
         publish: Callable[[dict[str, list]], None], assertions: Assertions,
         checkpoint: StreamCheckpoint | None = None, suspension: Suspension | None = None,
         initialSnapshot: JobStateSnapshot | None = None,
         processingGuarantee: ProcessingGuarantee = ProcessingGuarantee.NONE, homes: dict | None = None,
     ) -> None:
-        self._spark, self._dag, self._physical = spark, dag, physical
+        self._engine, self._dag, self._physical = engine, dag, physical
         self._homes = {} if homes is None else homes
         """The home RDD of each vertex fed by a shuffle (see ``RddBuilder``): the job's, kept across its runs."""
         self._suspension = suspension or Suspension()
@@ -148,7 +147,7 @@ class StreamRun:
         self._microBatches: list[MicroBatchMetrics] = []
         self._earlierMicroBatches = MicroBatchSummary()
         self._processorStates: dict = {}
-        self._outputs = outputDirectories(spark.sparkContext, dag)
+        self._outputs = engine.outputDirectories(dag)
         self._staticVertices, self._staticOutputs = staticVertices(dag), {}
         self._counts: Counter = Counter()
         self._failure: BaseException | None = None
@@ -165,7 +164,7 @@ class StreamRun:
         try:
             checkpoint.open(self._jobName)
             if self._initialSnapshot is not None and checkpoint.lastCommittedBatch() is None:
-                seedCheckpoint(self._initialSnapshot, checkpoint, self._jobName)
+                seedCheckpoint(self._initialSnapshot, checkpoint, self._jobName, self._engine.fileSourceUrl)
             self._processorStates = checkpoint.restoredStates()
             warnDroppedStates(self._jobName, self._processorStates, self._dag)
             self._lastBatch = _orDefault(checkpoint.lastCommittedBatch(), -1)
@@ -192,8 +191,7 @@ class StreamRun:
         finally:
             for feeder in feeders:
                 feeder.stop()
-            for rdd in self._staticOutputs.values():
-                rdd.unpersist()
+            self._engine.forgetKept(self._staticOutputs)
             with self._microBatchRunning:
                 self._enter(RunState.SUSPENDED if self.suspended else RunState.ENDED)
                 if ended or self._keptCheckpoint is None:
@@ -213,8 +211,8 @@ class StreamRun:
                 self._enter(RunState.STOPPING)
             self._awaitCommitted(self._lastBatch)
             snapshot = exportSnapshot(
-                name, self._jobName, self._checkpoint, self._processorStates, self._lastBatch, self._dag,
-                len(self._sources),
+                name, self._jobName, self._checkpoint, self._processorStates, self._lastBatch, self._dag, len(self._sources),
+                self._engine.fileSourceUrl,
             )
             if cancelling:
                 self._control.cancel()
@@ -269,7 +267,7 @@ class StreamRun:
     def _startQuery(self, checkpoint: StreamCheckpoint):
         """Start the query reading every stream source, a micro-batch at a time."""
         frames = [
-            source.streamingRows(self._spark, checkpoint.sourceDirectory(number))
+            source.streamingRows(self._engine.spark, checkpoint.sourceDirectory(number))
             for number, source in enumerate(self._sources)
         ]
         if not self._finite and needsHeartbeat(self._dag, self._physical):
@@ -284,7 +282,7 @@ class StreamRun:
     def _heartbeat(self):
         """Return a row a second, read by no source: Spark runs no micro-batch without new
         offsets, and these give it some, so watermarks and early results move on without input."""
-        rate = self._spark.readStream.format("rate").option("rowsPerSecond", 1).load()
+        rate = self._engine.spark.readStream.format("rate").option("rowsPerSecond", 1).load()
         return rate.selectExpr(
             f"'{HEARTBEAT_SOURCE}' AS source", "CAST(NULL AS STRING) AS text",
             "CAST(NULL AS BIGINT) AS eventTime", "CAST(NULL AS BIGINT) AS sequence",
@@ -312,10 +310,10 @@ class StreamRun:
         goes whole with the job."""
         if self._keptCheckpoint is None:
             return
-        self._control.awaitTasksEnded(self._spark.sparkContext)
+        self._engine.awaitTasksEnded(self._control)
         with contextlib.suppress(JobError, OSError):  # what is left stays; the micro-batch's failure is the job's
             committed = self._keptCheckpoint.restoredStates()
-            self._keptCheckpoint.removeStateFiles(keeping=referencedFiles(self._states) | referencedFiles(committed))
+            self._keptCheckpoint.removeStateFiles(keeping=referencedFiles(self._processorStates) | referencedFiles(committed))
 
     def _runMicroBatch(self, rows, batchId: int, final: bool = False) -> None:
         """Run the DAG over micro-batch ``batchId`` (its files named after it, so a micro-batch
@@ -324,8 +322,8 @@ class StreamRun:
         for output in self._outputs.values():
             output.startMicroBatch(named)
         started = time.perf_counter()
-        outcome = executeDag(
-            self._spark, self._dag, self._jobName, self._control, self._physical,
+        outcome = self._engine.runMicroBatch(
+            self._dag, self._physical, self._jobName, self._control,
             MicroBatch(
                 batchId, rows, self._processorStates, self._checkpoint.stateLocation, self._outputs, final,
                 self._staticVertices, self._staticOutputs, self._guarantee, self._homes,

@@ -1,0 +1,66 @@
+"""The classic engine: a Core DAG's physical plan run on Spark's SparkContext as RDDs, its
+figures counted by accumulators, its Spark jobs in a job group (see ``engine.Engine``)."""
+
+from pyspark.sql import SparkSession
+
+from sparkjet.coredag.model.dag import DAG
+from sparkjet.coredag.runtime.execution import JobOutcome, executeDag, physicalPlanOn
+from sparkjet.coredag.runtime.job_control import JobControl, StageInfo, runningStages
+from sparkjet.coredag.runtime.micro_batch import MicroBatch
+from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
+from sparkjet.coredag.runtime.terminal_outputs import OutputDirectory, outputDirectories
+
+
+class ClassicEngine:
+    """Runs jobs on ``spark``'s SparkContext: each vertex an RDD, each edge a narrow link or a shuffle."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+
+    def physicalPlan(self, dag: DAG) -> PhysicalPlan:
+        """Return the physical plan of ``dag`` at the SparkContext's default parallelism."""
+        return physicalPlanOn(self.spark, dag)
+
+    def jobControl(self, jobName: str) -> JobControl:
+        """Return a new hold on job ``jobName``'s Spark jobs, in a job group of their own."""
+        return JobControl(jobName)
+
+    def runBatch(self, dag: DAG, plan: PhysicalPlan, jobName: str, control: JobControl) -> JobOutcome:
+        """Run a batch job's ``dag`` as ``plan`` says (see ``executeDag``)."""
+        return executeDag(self.spark, dag, jobName, control, plan)
+
+    def runMicroBatch(
+        self, dag: DAG, plan: PhysicalPlan, jobName: str, control: JobControl, microBatch: MicroBatch
+    ) -> JobOutcome:
+        """Run a stream job's ``dag`` over ``microBatch`` (see ``executeDag``)."""
+        return executeDag(self.spark, dag, jobName, control, plan, microBatch)
+
+    def outputDirectories(self, dag: DAG) -> dict[str, OutputDirectory]:
+        """Return, per files sink, its directory: local, or of a Hadoop file system through the JVM."""
+        return outputDirectories(self.spark.sparkContext, dag)
+
+    def cancelRunning(self, control: JobControl) -> None:
+        """Cancel the Spark jobs of ``control``'s job group."""
+        self.spark.sparkContext.cancelJobGroup(control.group)
+
+    def awaitTasksEnded(self, control: JobControl) -> None:
+        """Wait until the tasks of ``control``'s job group have ended, as the status tracker says."""
+        control.awaitTasksEnded(self.spark.sparkContext)
+
+    def fileSourceUrl(self, directory: str) -> str:
+        """Return the URL by which Spark's file source reading the local ``directory`` names it:
+        Hadoop's qualified path (``file:/tmp/a%25b`` for ``/tmp/a%b``), asked of the driver's JVM."""
+        context = self.spark.sparkContext
+        path = context._jvm.org.apache.hadoop.fs.Path(directory)
+        return path.getFileSystem(context._jsc.hadoopConfiguration()).makeQualified(path).toUri().toString()
+
+    def forgetKept(self, kept: dict) -> None:
+        """Unpersist the RDDs a stream job kept cached between micro-batches (``MicroBatch.homes``
+        or ``MicroBatch.staticOutputs``)."""
+        for rdd in kept.values():
+            rdd.unpersist()
+
+    @staticmethod
+    def runningStages(jobGroup: str) -> tuple[list[int], list[StageInfo]]:
+        """Return the Spark stages of ``jobGroup`` as the active SparkContext's status tracker says."""
+        return runningStages(jobGroup)

@@ -1,0 +1,79 @@
+"""The engine seam: what runs a Core DAG's physical plan on a Spark session and hands back its
+outputs and figures. The planner and the stream logic (``coredag/runtime/stream/``) ask an
+``Engine`` only; the engine's own modules alone touch the classic API of Spark (SparkContext,
+RDDs, accumulators, the JVM), so a session of Spark Connect, which has none of those, can get an
+engine of its own (docs/internals/modules.md)."""
+
+from collections.abc import Mapping
+from typing import Protocol
+
+from pyspark.sql import SparkSession
+
+from sparkjet.coredag.model.dag import DAG
+from sparkjet.coredag.runtime.classic_engine import ClassicEngine
+from sparkjet.coredag.runtime.execution import JobOutcome
+from sparkjet.coredag.runtime.job_control import JobControl, StageInfo
+from sparkjet.coredag.runtime.micro_batch import MicroBatch
+from sparkjet.coredag.runtime.output_directory import OutputDirectoryClaim
+from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
+
+__all__ = ["ClassicEngine", "Engine", "JobControl", "JobOutcome", "MicroBatch", "StageInfo", "engineOf", "runningStages"]
+
+
+class Engine(Protocol):
+    """What a job asks of the Spark session it runs on: its physical plan, its runs (a batch
+    job's one, a stream job's micro-batches), its files sinks' directories, its cancellation and
+    its progress."""
+
+    spark: SparkSession
+    """The session the engine runs jobs on (a stream job's query reads its sources through it)."""
+
+    def physicalPlan(self, dag: DAG) -> PhysicalPlan:
+        """Return the physical plan of ``dag`` on the session: its default parallelism, and the
+        sizes of the job's inputs, measured now (which may list files)."""
+
+    def jobControl(self, jobName: str) -> JobControl:
+        """Return a new hold on the runs of job ``jobName``: ``cancel()`` stops them."""
+
+    def runBatch(self, dag: DAG, plan: PhysicalPlan, jobName: str, control: JobControl) -> JobOutcome:
+        """Run a batch job's validated, preflighted ``dag`` as ``plan`` says; return its list
+        sinks' items, its DataFrames and its figures. A failure or a cancellation leaves no output."""
+
+    def runMicroBatch(
+        self, dag: DAG, plan: PhysicalPlan, jobName: str, control: JobControl, microBatch: MicroBatch
+    ) -> JobOutcome:
+        """Run a stream job's ``dag`` over ``microBatch``; return also the state each vertex's
+        processors end it with."""
+
+    def outputDirectories(self, dag: DAG) -> Mapping[str, OutputDirectoryClaim]:
+        """Return, per files sink of ``dag``, the directory its job will claim, write and commit."""
+
+    def cancelRunning(self, control: JobControl) -> None:
+        """Cancel the Spark jobs ``control``'s job runs now (its run in progress fails)."""
+
+    def awaitTasksEnded(self, control: JobControl) -> None:
+        """Wait until the tasks of ``control``'s failed run have ended (they may still be writing)."""
+
+    def fileSourceUrl(self, directory: str) -> str:
+        """Return the URL by which Spark's file source reading the local ``directory`` names it
+        (in the logs of a stream job's query checkpoint)."""
+
+    def forgetKept(self, kept: dict) -> None:
+        """Drop what a stream job kept between its micro-batches (``MicroBatch.homes`` for the
+        job's life, ``MicroBatch.staticOutputs`` for a run's), once they no longer need it."""
+
+    def runningStages(self, jobGroup: str) -> tuple[list[int], list[StageInfo]]:
+        """Return the ids of the Spark stages the job of ``jobGroup`` (its control's ``group``)
+        has so far and the infos of those running."""
+
+
+def engineOf(spark: SparkSession) -> Engine:
+    """Return the engine that runs jobs on ``spark``: the classic one, which drives Spark's
+    SparkContext and RDDs."""
+    return ClassicEngine(spark)
+
+
+def runningStages(jobGroup: str) -> tuple[list[int], list[StageInfo]]:
+    """Return the Spark stages of the job of ``jobGroup`` as the classic engine's status tracker
+    says (``Engine.runningStages``); nothing when no SparkContext runs."""
+    return ClassicEngine.runningStages(jobGroup)
