@@ -14,7 +14,7 @@ import stat
 from collections.abc import Callable, Iterator
 
 from sparkjet.coredag.errors import JobError
-from sparkjet.coredag.processors.sources import isHadoopUrl
+from sparkjet.coredag.model.user_paths import isHadoopUrl
 from sparkjet.coredag.runtime.output_directory import javaMessage
 from sparkjet.coredag.runtime.state_files import WRITING, withoutPassword
 
