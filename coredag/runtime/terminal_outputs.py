@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from pyspark import RDD, SparkContext, StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
+from sparkjet.coredag.api.capabilities import capabilitiesOf
 from sparkjet.coredag.errors import DagError, JobError, OutputError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.processors.output_paths import localPathOf
@@ -16,7 +17,6 @@ from sparkjet.coredag.processors.sinks import (
     CollectToList,
     CreateDataFrame,
     SaveAsTextFiles,
-    SinkSupplier,
 )
 from sparkjet.coredag.runtime.output_directory import HadoopOutputDirectory, LocalOutputDirectory
 from sparkjet.coredag.runtime.transport import TRANSPORTED, restoreError, summarizeFailure
@@ -30,7 +30,7 @@ OutputDirectory = LocalOutputDirectory | HadoopOutputDirectory
 
 def terminalOutputOf(supplier: object) -> object:
     """Return where a sink's items go (None for any other supplier)."""
-    return supplier.terminalOutput if isinstance(supplier, SinkSupplier) else None
+    return capabilitiesOf(supplier).output
 
 
 def outputDirectories(sc: SparkContext, dag: DAG) -> dict[str, OutputDirectory]:
