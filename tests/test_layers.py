@@ -1,6 +1,7 @@
 """Imports go one way: pipeline never imports planner, coredag neither, and inside coredag the
 model, the Processor API, the built-in processors and the Spark runtime build on each other in
-that order, with only the runtime importing pyspark."""
+that order, with only the runtime importing pyspark; the runtime asks a processor supplier
+nothing but its declared capabilities."""
 
 import ast
 import pathlib
@@ -69,3 +70,24 @@ def test_each_coredag_layer_imports_only_the_layers_below_it(module):
 def test_only_the_spark_runtime_imports_pyspark(module):
     spark = {name for name in importsOf(MODULES[module]) if name.partition(".")[0] in ("pyspark", "py4j")}
     assert not spark or layerOf(module) == "runtime", f"{module} imports {sorted(spark)}"
+
+
+def test_the_runtime_asks_suppliers_nothing_but_their_capabilities():
+    """What a supplier's processors do, the runtime reads from its ``Capabilities``; its only
+    getattr/hasattr calls left are on the user's objects: a state key's optional
+    ``partitionKey()`` (Jet's ``PartitionAware``, in processor_state.py) and a processor's optional
+    count of late events dropped (in tasklet.py)."""
+    probes = [
+        f"{module}:{call.lineno}"
+        for module, path in MODULES.items()
+        if module.startswith("sparkjet.coredag.runtime")
+        for call in ast.walk(ast.parse(path.read_text(), str(path)))
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in ("getattr", "hasattr")
+    ]
+    assert len(probes) <= 2, f"getattr/hasattr in the runtime: {probes}"
+
+
+@pytest.mark.parametrize("module", [name for name in MODULES if layerOf(name) == "runtime"])
+def test_the_runtime_reads_no_source_processors_module(module):
+    """What a path is (``isHadoopUrl``) lives in the model, with the other paths a user gives."""
+    assert "sparkjet.coredag.processors.sources" not in importsOf(MODULES[module])

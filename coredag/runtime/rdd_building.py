@@ -9,6 +9,7 @@ import logging
 
 from py4j.protocol import Py4JError
 from pyspark import RDD, StorageLevel
+from pyspark.rdd import PipelinedRDD
 from pyspark.sql import SparkSession
 
 from sparkjet.coredag.api.processor import ProcessingGuarantee
@@ -323,4 +324,4 @@ def _coalescedGroups(rdd: RDD) -> tuple[tuple[int, ...], ...]:
 def _chainRoot(rdd: RDD) -> int:
     """Return the id of the JVM RDD whose items the Python functions of ``rdd`` (pipelined into
     one by PySpark) read."""
-    return (rdd._prev_jrdd if hasattr(rdd, "_prev_jrdd") else rdd._jrdd).id()
+    return (rdd._prev_jrdd if isinstance(rdd, PipelinedRDD) else rdd._jrdd).id()

@@ -3,6 +3,7 @@ its stream sources and what they can replay, the vertices no stream reaches, whe
 must move it on, which sinks it can write and which are exactly once. Pure: no pyspark here."""
 
 import functools
+import inspect
 
 import attrs
 
@@ -108,7 +109,7 @@ def functionName(fn) -> str:
         return f"{functionName(fn.func)}({', '.join(functionName(argument) for argument in fn.args)})"
     if fn is None or not callable(fn):
         return repr(fn) if fn is None else type(fn).__qualname__
-    return getattr(fn, "__qualname__", type(fn).__qualname__)
+    return fn.__qualname__ if inspect.isroutine(fn) or isinstance(fn, type) else type(fn).__qualname__
 
 
 def checkReplayable(dag: DAG, jobName: str) -> None:
