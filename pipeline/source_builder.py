@@ -8,7 +8,7 @@ from collections.abc import Callable
 import attrs
 
 from sparkjet.coredag.errors import SourceLocation
-from sparkjet.coredag.processors.sources import BuiltBatchP
+from sparkjet.coredag.processors.built_batch_source import BuiltBatchP
 from sparkjet.pipeline.batch_sources import ProcessorBatchSource
 from sparkjet.pipeline.errors import PipelineError
 from sparkjet.pipeline.functions import checkFunction

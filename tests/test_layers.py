@@ -1,7 +1,8 @@
 """Imports go one way: pipeline never imports planner, coredag neither, and inside coredag the
 model, the Processor API, the built-in processors and the Spark runtime build on each other in
 that order, with only the runtime importing pyspark; no modules import each other in a circle,
-and no module is over 600 lines."""
+no module is over 600 lines, and the runtime asks a processor supplier nothing but its declared
+capabilities."""
 
 import ast
 import pathlib
@@ -114,19 +115,8 @@ MAX_LINES = 600
 """The most lines a module of sparkjet's has: past that it holds more than one concept, to be split
 by concept (lowering by stage family, the aggregate operations by family)."""
 
-BEING_SPLIT = {"sparkjet.coredag.processors.sources"}
-"""Modules still over ``MAX_LINES`` on this branch, split on another one: xfail strict, so the
-test fails once they are split until they leave this set."""
 
-
-@pytest.mark.parametrize(
-    "module",
-    [
-        pytest.param(name, marks=pytest.mark.xfail(reason="being split on another branch")) if name in BEING_SPLIT
-        else name
-        for name in sorted(MODULES)
-    ],
-)
+@pytest.mark.parametrize("module", sorted(MODULES))
 def test_no_module_is_over_600_lines(module):
     lines = len(MODULES[module].read_text().splitlines())
     assert lines <= MAX_LINES, f"{module} has {lines} lines, over {MAX_LINES}: split it by concept"
@@ -180,3 +170,24 @@ def test_the_planner_and_the_stream_logic_run_jobs_through_the_engine_only(modul
     assert module.startswith("sparkjet.planner") or not {
         name for name in importsOf(MODULES[module]) if name.partition(".")[0] in ("pyspark", "py4j")
     }, f"{module} imports pyspark: the stream logic reaches Spark through the engine"
+
+
+def test_the_runtime_asks_suppliers_nothing_but_their_capabilities():
+    """What a supplier's processors do, the runtime reads from its ``Capabilities``; its only
+    getattr/hasattr calls left are on the user's objects: a state key's optional
+    ``partitionKey()`` (Jet's ``PartitionAware``, in processor_state.py) and a processor's optional
+    count of late events dropped (in tasklet.py)."""
+    probes = [
+        f"{module}:{call.lineno}"
+        for module, path in MODULES.items()
+        if module.startswith("sparkjet.coredag.runtime")
+        for call in ast.walk(ast.parse(path.read_text(), str(path)))
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in ("getattr", "hasattr")
+    ]
+    assert len(probes) <= 2, f"getattr/hasattr in the runtime: {probes}"
+
+
+@pytest.mark.parametrize("module", [name for name in MODULES if layerOf(name) == "runtime"])
+def test_the_runtime_reads_no_source_processors_module(module):
+    """What a path is (``isHadoopUrl``) lives in the model, with the other paths a user gives."""
+    assert "sparkjet.coredag.processors.sources" not in importsOf(MODULES[module])

@@ -1,12 +1,13 @@
 """Wrappers of a processor and of a processor supplier, as Jet's ``ProcessorWrapper``: each
 forwards the whole contract to what it wraps, so a wrapper overrides only what it changes and a
-method added to the contract (or a capability probed) is never lost behind one."""
+method added to the contract (or a capability) is never lost behind one."""
 
 import functools
 from collections.abc import Callable
 
 import attrs
 
+from sparkjet.coredag.api.capabilities import Capabilities, DeclaresCapabilities, capabilitiesOf
 from sparkjet.coredag.api.processor import Inbox, Outbox, Processor, ProcessorContext, callIdleHook, restoreSnapshot
 from sparkjet.coredag.api.saves_changes import SavesChanges
 from sparkjet.coredag.api.standard import BatchFunction, StandardProcessorSupplier
@@ -110,12 +111,15 @@ def _savingChanges(wrapperClass: type) -> type:
     return type(wrapperClass.__name__, (wrapperClass, _ForwardingChanges), names)
 
 
-class SupplierWrapper:
+class SupplierWrapper(DeclaresCapabilities):
     """A processor supplier that wraps another, ``inner``: what it does not define itself, it
-    has as ``inner`` has, so a capability asked of it (``emitsWatermarks``, ``needsHeartbeat``,
-    ...) is the wrapped supplier's."""
+    has as ``inner`` has, its ``Capabilities`` included."""
 
     inner: Callable
+
+    def capabilities(self) -> Capabilities:
+        """Return the wrapped supplier's capabilities (its default ones where it declares none)."""
+        return capabilitiesOf(self.inner)
 
     def __getattr__(self, name: str):
         if name.startswith("__") or name == "inner":
@@ -138,6 +142,10 @@ class StandardSupplierWrapper(SupplierWrapper, StandardProcessorSupplier):
     acceptsAnyRouting = _forwarded("acceptsAnyRouting")
     readsThroughSpark = _forwarded("readsThroughSpark")
     readsStream = _forwarded("readsStream")
+
+    def capabilities(self) -> Capabilities:
+        """Return the wrapped supplier's capabilities, taking ``(ordinal, item)`` pairs where this wrapper does."""
+        return attrs.evolve(self.inner.capabilities(), takesOrdinalPairs=self.takesOrdinalPairs)
 
     def batchFunction(self, context: ProcessorContext) -> BatchFunction:
         """Return the wrapped supplier's fast path."""

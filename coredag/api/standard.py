@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 
+from sparkjet.coredag.api.capabilities import Capabilities, DeclaresCapabilities, mayPrepareCommits
 from sparkjet.coredag.api.processor import Processor, ProcessorContext
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.vertex import Vertex
@@ -22,7 +23,7 @@ def batched(items: Iterable, size: int = BATCH_SIZE) -> Iterator[list]:
     return iter(lambda: list(itertools.islice(iterator, size)), [])
 
 
-class StandardProcessorSupplier(abc.ABC):
+class StandardProcessorSupplier(DeclaresCapabilities):
     """Supplies a Processor and, for the fast path, one function over a partition's batches.
 
     Both give the same output for the same input: the fast path runs the vertex as one tight
@@ -55,6 +56,18 @@ class StandardProcessorSupplier(abc.ABC):
     @abc.abstractmethod
     def batchFunction(self, context: ProcessorContext) -> BatchFunction:
         """Return the fast path: a function from input batches to output batches."""
+
+    def capabilities(self) -> Capabilities:
+        """Return its fast path, what its class attributes above declare, and a heartbeat where
+        the processors it makes may take part in a two-phase commit."""
+        return Capabilities(
+            hasFastPath=True,
+            takesOrdinalPairs=self.takesOrdinalPairs,
+            acceptsAnyRouting=self.acceptsAnyRouting,
+            readsThroughSpark=self.readsThroughSpark,
+            readsStream=self.readsStream,
+            needsHeartbeat=mayPrepareCommits(self),
+        )
 
     def fastPath(self, context: ProcessorContext) -> PartitionFunction:
         """Return the fast path as a function from input items to output items."""

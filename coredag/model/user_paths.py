@@ -4,6 +4,7 @@ the one character no file system takes in a path, NUL, which Python refuses at i
 with a bare ``ValueError: embedded null byte`` and Spark's JVM mangles."""
 
 import os
+import urllib.parse
 
 
 def checkedPath(path, who: str, argument: str, error: type[Exception]) -> str:
@@ -21,3 +22,9 @@ def checkedPath(path, who: str, argument: str, error: type[Exception]) -> str:
             "file system takes in a path: give it without one"
         )
     return given
+
+
+def isHadoopUrl(directory: str) -> bool:
+    """Return whether ``directory`` is a URL (``hdfs://``, ``s3a://``, ``file://`` ...), which
+    Spark's reader reads, rather than a local path (a one-letter scheme is a drive letter)."""
+    return len(urllib.parse.urlsplit(directory).scheme) > 1

@@ -9,6 +9,7 @@ from typing import ClassVar
 
 import attrs
 
+from sparkjet.coredag.api.capabilities import Capabilities, DeclaresCapabilities
 from sparkjet.coredag.api.processor import AbstractProcessor
 from sparkjet.coredag.errors import UserFunctionError, shorten
 from sparkjet.coredag.model.broadcast_key import BroadcastKey, broadcastKey
@@ -21,24 +22,24 @@ IDLE_AT = "IDLE_AT"
 
 
 @attrs.frozen
-class InsertWatermarksP:
+class InsertWatermarksP(DeclaresCapabilities):
     """Makes processors giving events their time by ``eventTimePolicy``; ``clock`` tells
     nanoseconds for idle timeouts (a monotonic clock unless a test gives its own)."""
 
     eventTimePolicy: EventTimePolicy
     clock: Clock = time.monotonic_ns
     emitsWatermarks: ClassVar[bool] = True
-    """A job with such a vertex carries watermarks between its processors."""
+    """Drawn as a vertex inserting watermarks."""
 
-    @property
-    def needsHeartbeat(self) -> bool:
-        """Whether its watermark moves without events: it follows the wall clock (ingestion time)."""
-        return isinstance(self.eventTimePolicy.newWmPolicyFn, LimitingRealTimeLag)
-
-    @property
-    def idleTimeoutMillis(self) -> int:
-        """After how long without events its partition is idle (0: never)."""
-        return self.eventTimePolicy.idleTimeoutMillis
+    def capabilities(self) -> Capabilities:
+        """Return that its processors insert watermarks, turn idle after the policy's idle
+        timeout (0: never), and need a heartbeat where the watermark follows the wall clock
+        (ingestion time), moving without events."""
+        return Capabilities(
+            emitsWatermarks=True,
+            turnsIdle=self.eventTimePolicy.idleTimeoutMillis > 0,
+            needsHeartbeat=isinstance(self.eventTimePolicy.newWmPolicyFn, LimitingRealTimeLag),
+        )
 
     def __call__(self) -> "InsertWatermarksProcessor":
         return InsertWatermarksProcessor(EventTimeMapper(self.eventTimePolicy, self.clock), self.clock)

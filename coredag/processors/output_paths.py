@@ -5,7 +5,7 @@ import os
 import urllib.parse
 
 from sparkjet.coredag.errors import OutputError
-from sparkjet.coredag.processors.sources import isHadoopUrl
+from sparkjet.coredag.model.user_paths import isHadoopUrl
 
 
 def localPathOf(directory: str) -> str | None:

@@ -9,6 +9,7 @@ from typing import ClassVar
 
 import attrs
 
+from sparkjet.coredag.api.capabilities import Capabilities, DeclaresCapabilities
 from sparkjet.coredag.api.saves_changes import SavesChanges, TouchedKeys
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.model.broadcast_key import BroadcastKey, broadcastKey
@@ -19,7 +20,7 @@ from sparkjet.coredag.processors.window_processor import OutputFn, WindowProcess
 
 
 @attrs.frozen
-class SessionWindowP:
+class SessionWindowP(DeclaresCapabilities):
     """Makes session-window processors: input ``i`` keyed by ``keyFns[i]``, timed by ``timestampFns[i]``."""
 
     sessionTimeout: int
@@ -32,6 +33,10 @@ class SessionWindowP:
     clock: Callable[[], int] = monotonicMillis
     windowsByEventTime: ClassVar[bool] = True
     """Drawn as a window vertex."""
+
+    def capabilities(self) -> Capabilities:
+        """Return that its processors need a heartbeat where they emit early results, as time passes."""
+        return Capabilities(needsHeartbeat=self.earlyResultsPeriod > 0)
 
     def __attrs_post_init__(self) -> None:
         if len(self.keyFns) != self.aggrOp.arity:

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import attrs
 
+from sparkjet.coredag.api.capabilities import Capabilities
 from sparkjet.coredag.api.processor import AbstractProcessor, ProcessorContext
 from sparkjet.coredag.api.standard import BatchFunction, StandardProcessorSupplier
 from sparkjet.coredag.errors import JobError, OutputError, describeStage, shorten
@@ -65,10 +66,18 @@ class SinkSupplier(StandardProcessorSupplier):
     sink writes the items of a timestamped stage without their timestamps, as Jet's do."""
 
     terminalOutput: TerminalOutput = None
+    exactlyOnce = False
+    """True for a sink that repeats no item after a restart."""
+
+    def capabilities(self) -> Capabilities:
+        """Return a standard supplier's capabilities with where its items go and whether it is exactly once."""
+        return attrs.evolve(super().capabilities(), output=self.terminalOutput, exactlyOnce=self.exactlyOnce)
 
 
 class DriverSinkP(SinkSupplier):
-    """A sink whose items themselves go to the driver."""
+    """A sink whose items themselves go to the driver (a restarted driver's list starts empty)."""
+
+    exactlyOnce = True
 
     def batchFunction(self, context: ProcessorContext) -> BatchFunction:
         """Return the items themselves: they go to the driver."""
@@ -111,6 +120,8 @@ class FilesSinkP(SinkSupplier):
     resumes: bool = attrs.field(default=False, kw_only=True)
 
     origin = "Sinks.files"
+    exactlyOnce = True
+    """A micro-batch run again rewrites its files under the same names."""
 
     @property
     def terminalOutput(self) -> SaveAsTextFiles:
@@ -204,6 +215,8 @@ class DataFrameSinkP(SinkSupplier):
 @attrs.frozen
 class NoopSinkP(SinkSupplier):
     """Discards every item."""
+
+    exactlyOnce = True
 
     def batchFunction(self, context: ProcessorContext) -> BatchFunction:
         """Return a loop that consumes the batches and emits nothing."""

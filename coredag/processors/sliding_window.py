@@ -11,6 +11,7 @@ from typing import ClassVar
 
 import attrs
 
+from sparkjet.coredag.api.capabilities import Capabilities, DeclaresCapabilities
 from sparkjet.coredag.api.saves_changes import REMOVED, SavesChanges
 from sparkjet.coredag.errors import ProcessorContractError
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
@@ -40,7 +41,7 @@ class SnapshotKey:
 
 
 @attrs.frozen
-class SlidingWindowP:
+class SlidingWindowP(DeclaresCapabilities):
     """Makes sliding-window processors: input ``i`` is keyed by ``keyFns[i]`` and falls into
     the frame holding the time ``frameTimestampFns[i]`` gives."""
 
@@ -58,6 +59,10 @@ class SlidingWindowP:
     """What ``frameTimestampFns`` give: an event's time, or its frame's end (Jet's ``TimestampKind``)."""
     windowsByEventTime: ClassVar[bool] = True
     """Drawn as a window vertex."""
+
+    def capabilities(self) -> Capabilities:
+        """Return that its processors need a heartbeat where they emit early results, as time passes."""
+        return Capabilities(needsHeartbeat=self.earlyResultsPeriod > 0)
 
     def __attrs_post_init__(self) -> None:
         if len(self.keyFns) != self.aggrOp.arity:

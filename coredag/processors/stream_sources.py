@@ -16,6 +16,7 @@ from typing import ClassVar
 
 import attrs
 
+from sparkjet.coredag.api.capabilities import Capabilities
 from sparkjet.coredag.api.standard import BatchFunction, StandardProcessorSupplier
 from sparkjet.coredag.errors import InputError, shorten
 from sparkjet.coredag.model.jet_event import JetEvent
@@ -47,6 +48,10 @@ class StreamSourceP(StandardProcessorSupplier):
     readsStream = True
     finite: ClassVar[bool] = False
     """A finite stream ends once its items are read; the job then completes."""
+
+    def capabilities(self) -> Capabilities:
+        """Return a standard source's capabilities, finite where its stream ends."""
+        return attrs.evolve(super().capabilities(), finite=self.finite)
 
     @abc.abstractmethod
     def streamingRows(self, spark, workDirectory: str):

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 
 from sparkjet.coredag.errors import JobError
 from sparkjet.coredag.processors.full_disk import isFull, noSpaceError, removedOnFailure
-from sparkjet.coredag.processors.sources import isHadoopUrl
+from sparkjet.coredag.model.user_paths import isHadoopUrl
 from sparkjet.coredag.runtime.output_directory import javaMessage
 from sparkjet.coredag.runtime.state_files import WRITING, withoutPassword
 

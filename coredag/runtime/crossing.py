@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 import attrs
 import cloudpickle
 
-from sparkjet.coredag.errors import UnpicklableItemError, describeStage, shorten
+from sparkjet.coredag.errors import StageName, UnpicklableItemError, describeStage, shorten
 from sparkjet.coredag.runtime.transport import TransportedError
 
 MUST_BE_PICKLABLE = "items that cross between stages must be picklable"
@@ -39,7 +39,8 @@ class Crossing:
         """Return the error of ``items``, which ``dumps`` cannot pickle: it names the first
         item that it cannot pickle."""
         item, cause = _firstUnpicklable([item for _, item in items] if self.tagged else items, dumps)
-        stage = describeStage(str(self.producer), getattr(self.producer, "definedAt", None))
+        definedAt = self.producer.definedAt if isinstance(self.producer, StageName) else None
+        stage = describeStage(str(self.producer), definedAt)
         return UnpicklableItemError(
             f"{stage} emitted an item of type '{type(item).__name__}' that cannot be pickled to send it "
             f"to {self.destination}: {shorten(item)} ({type(cause).__name__}: {cause}); "

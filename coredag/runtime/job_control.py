@@ -33,9 +33,12 @@ def runningStages(jobGroup: str) -> tuple[list[int], list[StageInfo]]:
     """Return the ids of the Spark stages the sparkjet job of Spark job group ``jobGroup`` has
     so far and the infos of those running; nothing when no SparkContext is active (or it stops
     meanwhile)."""
-    # PySpark's own SparkSession.getActiveSession reads the same class attribute; a context still
-    # starting has no _jsc yet, one stopped has None.
-    javaContext = getattr(SparkContext._active_spark_context, "_jsc", None)
+    # PySpark's own SparkSession.getActiveSession reads the same class attribute; with no context
+    # (None) or one still starting there is no _jsc yet, and a stopped one's is None.
+    try:
+        javaContext = SparkContext._active_spark_context._jsc
+    except AttributeError:
+        return [], []
     if javaContext is None:
         return [], []
     tracker = StatusTracker(javaContext.statusTracker())

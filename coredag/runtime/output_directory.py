@@ -292,5 +292,6 @@ class HadoopOutputDirectory(OutputDirectoryClaim):
 
 def javaMessage(error: Exception) -> str:
     """Return the Java exception behind a py4j error as ``Class: message``, else ``error``."""
-    java = getattr(error, "java_exception", None)
-    return str(error) if java is None else java.toString()
+    from py4j.protocol import Py4JJavaError  # here: a module a worker imports without any JVM
+
+    return error.java_exception.toString() if isinstance(error, Py4JJavaError) else str(error)

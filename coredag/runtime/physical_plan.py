@@ -1,8 +1,9 @@
 """The physical plan: what will really run for a Core DAG, decided once, before Spark is asked.
 
 A pure step (no Spark): ``physicalPlan(dag, defaultParallelism, inputBytes)`` fixes each
-vertex's parallelism and loop and how each edge crosses between Spark tasks, with the reason.
-The Spark runtime executes it and decides nothing; ``explain()`` and the picture read it.
+vertex's parallelism and loop and how each edge crosses between Spark tasks, with the reason,
+and keeps each vertex's supplier's ``Capabilities``, read once here. The Spark runtime executes
+it and decides nothing; ``explain()`` and the picture read it.
 """
 
 import enum
@@ -10,6 +11,7 @@ from collections.abc import Mapping
 
 import attrs
 
+from sparkjet.coredag.api.capabilities import Capabilities, capabilitiesOf
 from sparkjet.coredag.api.standard import StandardProcessorSupplier
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.edge import Edge, RoutingPolicy
@@ -17,7 +19,7 @@ from sparkjet.coredag.model.exchange import Exchange
 from sparkjet.coredag.model.metrics import counted
 from sparkjet.coredag.model.routing import ROUTERS
 from sparkjet.coredag.model.vertex import LOCAL_PARALLELISM_USE_DEFAULT, Vertex
-from sparkjet.coredag.processors.sinks import ListSinkP, SinkSupplier
+from sparkjet.coredag.processors.sinks import CollectToList
 
 SMALL_JOB_BYTES = 4 << 20
 """A job whose sources all read less than this runs its default-parallelism vertices as
@@ -36,13 +38,15 @@ class Loop(enum.Enum):
 @attrs.frozen
 class VertexPlan:
     """How one vertex runs: ``parallelism`` processors (why: ``origin``), in ``loop``, emitting
-    into ``buckets`` outbox buckets (one serves all outbound edges where it is 1)."""
+    into ``buckets`` outbox buckets (one serves all outbound edges where it is 1), doing what its
+    supplier's ``capabilities`` say."""
 
     name: str
     parallelism: int
     origin: str
     loop: Loop
     buckets: int
+    capabilities: Capabilities
 
     def line(self) -> str:
         """Return the vertex as one line: ``name: parallelism 2 (the default), standard loop``."""
@@ -126,7 +130,7 @@ class PhysicalPlan:
 
 def terminalOutputOf(supplier: object) -> object:
     """Return where a sink's items go (None for any other supplier)."""
-    return supplier.terminalOutput if isinstance(supplier, SinkSupplier) else None
+    return capabilitiesOf(supplier).output
 
 
 def measureInputBytes(dag: DAG) -> dict[str, int | None]:
@@ -149,13 +153,15 @@ def physicalPlan(
     given its sources' ``inputBytes`` (from ``measureInputBytes``; None: unknown, not small)."""
     total = _totalBytes(inputBytes)
     default = 1 if total is not None and total < SMALL_JOB_BYTES else defaultParallelism
+    capabilities = {v.name: capabilitiesOf(v.processorSupplier) for v in dag}
     parallelism = {v.name: v.determineLocalParallelism(default) for v in dag}
-    beside = _listSinksBesideTheirUpstream(dag, parallelism)
+    beside = _listSinksBesideTheirUpstream(dag, parallelism, capabilities)
     parallelism |= beside
     vertices = tuple(
-        _vertexPlan(dag, v, parallelism[v.name], _origin(v, beside, default, defaultParallelism)) for v in dag
+        _vertexPlan(dag, v, capabilities[v.name], parallelism[v.name], _origin(v, beside, default, defaultParallelism))
+        for v in dag
     )
-    edges = tuple(_edgePlan(dag, e, parallelism) for e in dag.edges())
+    edges = tuple(_edgePlan(dag, e, parallelism, capabilities) for e in dag.edges())
     return PhysicalPlan(defaultParallelism, default, total, vertices, edges)
 
 
@@ -173,7 +179,9 @@ def _origin(vertex: Vertex, beside: Mapping[str, int], default: int, sessionDefa
     return "the default" if default == sessionDefault else "a small job"
 
 
-def _listSinksBesideTheirUpstream(dag: DAG, parallelism: Mapping[str, int]) -> dict[str, int]:
+def _listSinksBesideTheirUpstream(
+    dag: DAG, parallelism: Mapping[str, int], capabilities: Mapping[str, Capabilities]
+) -> dict[str, int]:
     """Return the parallelism of each list sink fed by one local unicast or isolated edge: its
     upstream's. Its items go to the driver in partition order either way, so this gives the
     same list, and the upstream's processors keep their own tasks instead of being coalesced
@@ -182,7 +190,7 @@ def _listSinksBesideTheirUpstream(dag: DAG, parallelism: Mapping[str, int]) -> d
     for vertex in dag:
         inbound = dag.getInboundEdges(vertex.name)
         if (
-            isinstance(vertex.processorSupplier, ListSinkP)
+            isinstance(capabilities[vertex.name].output, CollectToList)
             and len(inbound) == 1
             and not inbound[0].isDistributed
             and inbound[0].routing in (RoutingPolicy.UNICAST, RoutingPolicy.ISOLATED)
@@ -191,21 +199,20 @@ def _listSinksBesideTheirUpstream(dag: DAG, parallelism: Mapping[str, int]) -> d
     return beside
 
 
-def _vertexPlan(dag: DAG, vertex: Vertex, parallelism: int, origin: str) -> VertexPlan:
+def _vertexPlan(dag: DAG, vertex: Vertex, capabilities: Capabilities, parallelism: int, origin: str) -> VertexPlan:
     """A standard supplier offers every item to all its outbound edges, so one output serves
     them all; it runs its fast path unless it has several inputs it cannot tell apart."""
-    supplier = vertex.processorSupplier
-    standard = isinstance(supplier, StandardProcessorSupplier)
-    terminal = isinstance(supplier, SinkSupplier) and supplier.terminalOutput is not None
-    buckets = 1 if terminal or standard else len(dag.getOutboundEdges(vertex.name))
+    standard = capabilities.hasFastPath
+    buckets = 1 if capabilities.output is not None or standard else len(dag.getOutboundEdges(vertex.name))
     inputs = len(dag.getInboundEdges(vertex.name))
-    fast = standard and (inputs <= 1 or supplier.takesOrdinalPairs) and buckets <= 1
-    return VertexPlan(vertex.name, parallelism, origin, Loop.STANDARD if fast else Loop.COOPERATIVE, buckets)
+    fast = standard and (inputs <= 1 or capabilities.takesOrdinalPairs) and buckets <= 1
+    loop = Loop.STANDARD if fast else Loop.COOPERATIVE
+    return VertexPlan(vertex.name, parallelism, origin, loop, buckets, capabilities)
 
 
-def _edgePlan(dag: DAG, edge: Edge, parallelism: Mapping[str, int]) -> EdgePlan:
+def _edgePlan(dag: DAG, edge: Edge, parallelism: Mapping[str, int], capabilities: Mapping[str, Capabilities]) -> EdgePlan:
     upstream, downstream = parallelism[edge.sourceName], parallelism[edge.destName]
-    narrow, reason = _narrowness(edge, upstream, downstream, dag.getVertex(edge.destName).processorSupplier)
+    narrow, reason = _narrowness(edge, upstream, downstream, capabilities[edge.destName])
     inputs = len(dag.getInboundEdges(edge.destName))
     if inputs > 1:
         exchange = Exchange.SHUFFLED
@@ -217,7 +224,7 @@ def _edgePlan(dag: DAG, edge: Edge, parallelism: Mapping[str, int]) -> EdgePlan:
     return EdgePlan(edge.sourceName, edge.sourceOrdinal, edge.destName, exchange, narrow, reason)
 
 
-def _narrowness(edge: Edge, upstream: int, downstream: int, destination: object) -> tuple[bool, str]:
+def _narrowness(edge: Edge, upstream: int, downstream: int, destination: Capabilities) -> tuple[bool, str]:
     """Return whether ``edge`` can keep items in their Spark task, and why (or why not)."""
     routing = edge.routing.value
     if upstream == downstream == 1:
@@ -233,8 +240,6 @@ def _narrowness(edge: Edge, upstream: int, downstream: int, destination: object)
             return True, f"a local {routing} edge into fewer processors, {upstream} -> {downstream}"
         promise = ROUTERS[edge.routing].promise
         return False, f"a local {routing} edge into more processors, {upstream} -> {downstream}: {promise}"
-    if downstream == upstream and getattr(destination, "acceptsAnyRouting", False) and (
-        isinstance(destination, StandardProcessorSupplier)
-    ):
+    if downstream == upstream and destination.acceptsAnyRouting:
         return True, "a local edge into a prepare vertex, which accepts any routing"
     return False, f"a local {routing} edge: {ROUTERS[edge.routing].promise}"

@@ -9,6 +9,7 @@ import logging
 
 from py4j.protocol import Py4JError
 from pyspark import RDD, StorageLevel
+from pyspark.rdd import PipelinedRDD
 from pyspark.sql import SparkSession
 
 from sparkjet.coredag.api.processor import ProcessingGuarantee
@@ -55,7 +56,7 @@ class RddBuilder:
         self._chainLengths: dict[str, int] = {}
         self._stateStore = StateStore(microBatch.stateRoot, microBatch.batchId) if microBatch is not None else None
         self._coalescedGroups: dict[str, tuple[tuple[int, ...], ...]] = {}
-        self._carriers = watermarkCarriers(dag)
+        self._carriers = watermarkCarriers(dag, plan)
 
     def vertexRdd(self, name: str) -> RDD:
         """Return the RDD whose partition i is the output of processor i of vertex ``name`` (in a
@@ -98,7 +99,7 @@ class RddBuilder:
     def _buildVertexRdd(self, name: str) -> RDD:
         supplier, count = self.dag.getVertex(name).processorSupplier, self.plan.vertex(name).parallelism
         inbound = sorted(self.dag.getInboundEdges(name), key=lambda e: (e.priorityNumber, e.destOrdinal))
-        sparkSource = not inbound and _readsThroughSpark(supplier)
+        sparkSource = not inbound and self.plan.vertex(name).capabilities.readsThroughSpark
         if sparkSource:
             parent, packed = self._sparkInput(supplier, count), False
         elif not inbound:
@@ -297,16 +298,16 @@ class RddBuilder:
         return exchange is Exchange.COALESCED or self._chainLengths.get(name, 1) + 1 > MAX_CHAIN_LENGTH
 
 
-def watermarkCarriers(dag: DAG) -> set[str]:
+def watermarkCarriers(dag: DAG, plan: PhysicalPlan) -> set[str]:
     """Return the vertices whose output may hold watermarks: those whose processors insert them,
     any processor not a standard one (it may emit its own: Jet needs no declaration), and every
     vertex downstream of one (a standard processor forwards them)."""
     carriers: set[str] = set()
     for vertex in dag.topologicalOrder():
-        supplier = vertex.processorSupplier
+        capabilities = plan.vertex(vertex.name).capabilities
         if (
-            getattr(supplier, "emitsWatermarks", False)
-            or not isinstance(supplier, StandardProcessorSupplier)
+            capabilities.emitsWatermarks
+            or not capabilities.hasFastPath
             or any(edge.sourceName in carriers for edge in dag.getInboundEdges(vertex.name))
         ):
             carriers.add(vertex.name)
@@ -319,11 +320,7 @@ def _coalescedGroups(rdd: RDD) -> tuple[tuple[int, ...], ...]:
     return tuple(tuple(int(index) for index in partition.parentsIndices()) for partition in rdd._jrdd.rdd().partitions())
 
 
-def _readsThroughSpark(supplier: object) -> bool:
-    return isinstance(supplier, StandardProcessorSupplier) and supplier.readsThroughSpark
-
-
 def _chainRoot(rdd: RDD) -> int:
     """Return the id of the JVM RDD whose items the Python functions of ``rdd`` (pipelined into
     one by PySpark) read."""
-    return (rdd._prev_jrdd if hasattr(rdd, "_prev_jrdd") else rdd._jrdd).id()
+    return (rdd._prev_jrdd if isinstance(rdd, PipelinedRDD) else rdd._jrdd).id()

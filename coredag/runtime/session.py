@@ -289,7 +289,7 @@ def stopSession(session: SparkSession) -> None:
     once a second, so ``stop()`` waited for it, 0.85 s in the median (benchmarks/startup.py); its
     thread now ends in the background (no Spark job sends it updates once the context stopped)."""
     sc = session.sparkContext
-    server = getattr(sc, "_accumulatorServer", None)
+    server = sc._accumulatorServer
     if server is not None:
         sc._accumulatorServer = None
     try:

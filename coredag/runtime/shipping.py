@@ -13,6 +13,7 @@ import re
 import sys
 import tempfile
 import threading
+import types
 import weakref
 import zipfile
 
@@ -140,21 +141,27 @@ def moduleFiles(name: str) -> dict[str, pathlib.Path]:
     """Return the files of top-level module or package ``name`` by their name in a zip; none
     when it is not imported from plain files (a zip or egg someone else shipped)."""
     module = importlib.import_module(name)
-    origin = getattr(module.__spec__, "origin", None)
+    origin = module.__spec__.origin if module.__spec__ is not None else None
     if not origin or not os.path.isfile(origin):
         return {}
-    if not hasattr(module, "__path__"):
+    if module.__spec__.submodule_search_locations is None:
         return {os.path.basename(origin): pathlib.Path(origin)}
     packages = {
         other: os.path.realpath(next(iter(loaded.__path__)))
         for other, loaded in list(sys.modules.items())
-        if (other == name or other.startswith(name + ".")) and getattr(loaded, "__path__", None)
+        if (other == name or other.startswith(name + ".")) and _isPackage(loaded)
     }
     files: dict[str, pathlib.Path] = {}
     elsewhere = set(packages.values())
     for package, directory in sorted(packages.items()):
         files.update(_directoryFiles(pathlib.Path(directory), package.replace(".", "/"), elsewhere - {directory}))
     return files
+
+
+def _isPackage(loaded: object) -> bool:
+    """Return whether ``loaded`` (any entry of ``sys.modules``) is a package imported from directories."""
+    spec = loaded.__spec__ if isinstance(loaded, types.ModuleType) else None
+    return spec is not None and bool(spec.submodule_search_locations)
 
 
 def _directoryFiles(directory: pathlib.Path, prefix: str, elsewhere: set[str]) -> dict[str, pathlib.Path]:

@@ -11,7 +11,7 @@ import urllib.parse
 import fsspec
 
 from sparkjet.coredag.processors.full_disk import isFull, noSpaceError, removedOnFailure
-from sparkjet.coredag.processors.sources import isHadoopUrl
+from sparkjet.coredag.model.user_paths import isHadoopUrl
 
 WRITING = ".writing"
 """The suffix of a file being written, renamed to its name once whole."""

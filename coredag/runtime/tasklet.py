@@ -223,7 +223,7 @@ def runCooperatively(
     groups = spec.priorityGroups()
     groupOf = {ordinal: number for number, group in enumerate(groups) for ordinal in group}
     pending: dict[int, list] = {ordinal: [] for ordinal in spec.inboundOrdinals}
-    lateBefore = getattr(processor, "lateEventsDropped", 0)
+    lateBefore = _lateEventsDropped(processor)
     try:
         if live is None:
             processor.init(outbox, context)
@@ -259,9 +259,15 @@ def runCooperatively(
         yield from loop.repeat(processor.complete)
     finally:
         if context.metrics is not None:
-            context.metrics.countLateEvents(spec.vertexName, getattr(processor, "lateEventsDropped", 0) - lateBefore)
+            context.metrics.countLateEvents(spec.vertexName, _lateEventsDropped(processor) - lateBefore)
         if snapshot is None or snapshot.kept is None:
             processor.close()
+
+
+def _lateEventsDropped(processor: Processor) -> int:
+    """Return how many late events ``processor`` dropped so far: a count sparkjet's window and
+    stateful-mapping processors keep (not Jet's contract; 0 for a processor that keeps none)."""
+    return getattr(processor, "lateEventsDropped", 0)
 
 
 def _newProcessor(spec: TaskletSpec) -> tuple[Processor, Outbox]:

@@ -5,8 +5,9 @@ not; none of sparkjet's own processors, so a job of them alone gets no heartbeat
 import functools
 
 from sparkjet import AbstractProcessor, AggregateOperations, Pipeline, Sinks, Sources, WindowDefinition, wholeItem
+from sparkjet.coredag.api.capabilities import capabilitiesOf, mayPrepareCommits
 from sparkjet.coredag.processors.peeking import ItemLogger, PeekingSupplier
-from sparkjet.coredag.runtime.stream.stream_dag import mayPrepareCommits, unpeeked
+from sparkjet.coredag.runtime.stream.stream_dag import unpeeked
 from sparkjet.planner.planning import plan
 
 
@@ -30,14 +31,14 @@ def makesPassing() -> Passing:
 def test_a_supplier_that_makes_a_committing_processor_may_prepare_commits():
     assert mayPrepareCommits(Committing)
     assert mayPrepareCommits(functools.partial(Committing, "out"))
-    assert mayPrepareCommits(PeekingSupplier(functools.partial(Committing, "out"), ItemLogger("peeked")))
+    assert capabilitiesOf(PeekingSupplier(functools.partial(Committing, "out"), ItemLogger("peeked"))).needsHeartbeat
     assert mayPrepareCommits(lambda: Passing()), "a lambda does not tell what it makes"
 
 
 def test_a_supplier_that_tells_it_makes_no_committing_processor_prepares_none():
     assert not mayPrepareCommits(Passing)
     assert not mayPrepareCommits(makesPassing)
-    assert not mayPrepareCommits(PeekingSupplier(Passing, ItemLogger("peeked")))
+    assert not capabilitiesOf(PeekingSupplier(Passing, ItemLogger("peeked"))).needsHeartbeat
 
 
 def test_none_of_sparkjets_own_processors_prepares_commits():

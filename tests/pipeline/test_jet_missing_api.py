@@ -38,7 +38,8 @@ from sparkjet.coredag.processors.built_stream_source import (
     restoreProcessor,
     snapshotOfProcessor,
 )
-from sparkjet.coredag.processors.sources import BuiltBatchP, ItemsP
+from sparkjet.coredag.processors.built_batch_source import BuiltBatchP
+from sparkjet.coredag.processors.sources import ItemsP
 from sparkjet.coredag.processors.stream_sources import ItemStreamP
 from sparkjet.coredag.model.watermark import Watermark
 from tests.streaming.test_sliding_window import Case, outboxFrame

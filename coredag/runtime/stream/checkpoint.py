@@ -22,7 +22,7 @@ import fsspec
 from sparkjet.coredag.errors import JobError
 from sparkjet.coredag.model.event_time_policy import wallClockMillis
 from sparkjet.coredag.model.metrics import SnapshotMetrics
-from sparkjet.coredag.processors.sources import isHadoopUrl
+from sparkjet.coredag.model.user_paths import isHadoopUrl
 from sparkjet.coredag.runtime.checkpoint_storage import (
     WRITING,
     CheckpointError,

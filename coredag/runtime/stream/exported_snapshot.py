@@ -167,10 +167,10 @@ def loadSnapshot(name: str) -> JobStateSnapshot:
 
 def _misfits(snapshot: JobStateSnapshot) -> list[str]:
     """Return the fields of ``snapshot``, as its description gave them, whose values are not of their type."""
-    kinds = snapshot.processorKinds
+    kinds, given = snapshot.processorKinds, attrs.asdict(snapshot, recurse=False)
     fits = {
-        **{field: isinstance(getattr(snapshot, field), str) for field in ("snapshotName", "job")},
-        **{field: type(getattr(snapshot, field)) is int for field in ("created", "batchId", "size", "sourceCount")},
+        **{field: isinstance(given[field], str) for field in ("snapshotName", "job")},
+        **{field: type(given[field]) is int for field in ("created", "batchId", "size", "sourceCount")},
         "processorKinds": isinstance(kinds, dict)
         and all(isinstance(item, str) for pair in kinds.items() for item in pair),
     }

@@ -4,22 +4,20 @@ must move it on, which sinks it can write and which are exactly once. Pure: no p
 
 import functools
 import inspect
-import typing
-from collections.abc import Callable
 
 import attrs
 
-from sparkjet.coredag.api.processor import AbstractProcessor, Processor
+from sparkjet.coredag.api.capabilities import capabilitiesOf
 from sparkjet.coredag.api.processor_wrapper import unwrapped
 from sparkjet.coredag.errors import DagError, JobError
 from sparkjet.coredag.model.aggregate_operation import AggregateOperation
 from sparkjet.coredag.model.dag import DAG
-from sparkjet.coredag.processors.sinks import CreateDataFrame, DriverSinkP, FilesSinkP, NoopSinkP, SinkSupplier
+from sparkjet.coredag.processors.sinks import CreateDataFrame, FilesSinkP
 
 
 def streamSources(dag: DAG) -> list:
     """Return the vertices of ``dag`` that read a stream."""
-    return [vertex for vertex in dag if getattr(vertex.processorSupplier, "readsStream", False)]
+    return [vertex for vertex in dag if capabilitiesOf(vertex.processorSupplier).readsStream]
 
 
 def unpeeked(vertex) -> object:
@@ -42,50 +40,16 @@ def needsHeartbeat(dag: DAG, physical) -> bool:
     watermark following the wall clock (ingestion time), early results, an idle timeout where
     several processors insert watermarks (one turning idle lets the others' through), or a
     processor that may prepare commits, whose second phase must not wait for the next input."""
-    suppliers = {vertex.name: unpeeked(vertex) for vertex in dag}
-    inserting = [name for name, supplier in suppliers.items() if getattr(supplier, "emitsWatermarks", False)]
+    capabilities = {vertex.name: physical.vertex(vertex.name).capabilities for vertex in dag}
+    inserting = [name for name, declared in capabilities.items() if declared.emitsWatermarks]
     several = sum(physical.vertex(name).parallelism for name in inserting) > 1
-    return any(
-        getattr(supplier, "needsHeartbeat", False)
-        or getattr(supplier, "earlyResultsPeriod", 0) > 0
-        or (several and getattr(supplier, "idleTimeoutMillis", 0) > 0)
-        or mayPrepareCommits(supplier)
-        for supplier in suppliers.values()
-    )
-
-
-def mayPrepareCommits(supplier: Callable) -> bool:
-    """Return whether the processors ``supplier`` makes may take part in a two-phase commit
-    (override ``snapshotCommitPrepare`` or ``snapshotCommitFinish``), as the class it makes
-    says (under its wrappers); a supplier that does not tell its class (a lambda) may."""
-    made = processorClass(unwrapped(supplier))
-    return made is None or any(
-        getattr(made, method, None) is not getattr(Processor, method)
-        for method in ("snapshotCommitPrepare", "snapshotCommitFinish")
-    )
-
-
-def processorClass(supplier: Callable) -> type | None:
-    """Return the class of the processors ``supplier`` makes where it tells: the class itself,
-    a ``functools.partial`` of one, or a callable whose return annotation names a class other
-    than the contract's own."""
-    if isinstance(supplier, type):
-        return supplier
-    if isinstance(supplier, functools.partial):
-        return processorClass(supplier.func)
-    function = supplier if inspect.isroutine(supplier) else type(supplier).__call__
-    try:
-        made = typing.get_type_hints(function).get("return")
-    except Exception:  # an annotation that does not resolve tells nothing
-        return None
-    return made if isinstance(made, type) and made not in (Processor, AbstractProcessor) else None
+    return any(declared.needsHeartbeat or (several and declared.turnsIdle) for declared in capabilities.values())
 
 
 def checkStreamSinks(dag: DAG) -> None:
     """Refuse the sink a stream job cannot write: a DataFrame, made once per job."""
     for vertex in dag:
-        supplier = vertex.processorSupplier
-        if isinstance(supplier, SinkSupplier) and isinstance(supplier.terminalOutput, CreateDataFrame):
+        if isinstance(capabilitiesOf(vertex.processorSupplier).output, CreateDataFrame):
             raise DagError(
                 f"Sink '{vertex.name}' takes a stream, but Sinks.dataframe makes one whole DataFrame per job: "
                 "write a stream to Sinks.list, Sinks.files, Sinks.json, Sinks.logger or Sinks.noop"
@@ -96,12 +60,10 @@ def notExactlyOnce(dag: DAG) -> list[str]:
     """Return the sinks that may repeat an item after a restart: a logger logs a micro-batch run
     again a second time, and a sink of the user's own may do anything; files sinks rewrite a
     micro-batch's files under the same names, a driver's list starts empty in the new process."""
-    exactlyOnce = (DriverSinkP, FilesSinkP, NoopSinkP)
     return [
         vertex.name
         for vertex in dag
-        if not dag.getOutboundEdges(vertex.name)
-        and not isinstance(unpeeked(vertex), exactlyOnce)
+        if not dag.getOutboundEdges(vertex.name) and not capabilitiesOf(vertex.processorSupplier).exactlyOnce
     ]
 
 
@@ -147,7 +109,7 @@ def functionName(fn) -> str:
         return f"{functionName(fn.func)}({', '.join(functionName(argument) for argument in fn.args)})"
     if fn is None or not callable(fn):
         return repr(fn) if fn is None else type(fn).__qualname__
-    return getattr(fn, "__qualname__", type(fn).__qualname__)
+    return fn.__qualname__ if inspect.isroutine(fn) or isinstance(fn, type) else type(fn).__qualname__
 
 
 def checkReplayable(dag: DAG, jobName: str) -> None:

@@ -12,7 +12,7 @@ from sparkjet.coredag.errors import JobError, StoppedByShutdown
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics
 from sparkjet.coredag.processors.sinks import FilesSinkP
-from sparkjet.coredag.processors.sources import isHadoopUrl
+from sparkjet.coredag.model.user_paths import isHadoopUrl
 from sparkjet.coredag.runtime.engine import Engine, JobControl
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
 from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError, checkPrivate

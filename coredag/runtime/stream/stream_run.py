@@ -154,7 +154,7 @@ class StreamRun:
         sourceVertices = streamSources(dag)
         self._sources = [vertex.processorSupplier for vertex in sourceVertices]
         self._sourceNames = [vertex.name for vertex in sourceVertices]
-        self._finite = all(source.finite for source in self._sources)
+        self._finite = all(physical.vertex(name).capabilities.finite for name in self._sourceNames)
 
     def run(self) -> JobMetrics:
         """Run the job to its end; return its figures over every micro-batch. A files sink's
