@@ -23,7 +23,9 @@ from sparkjet.coredag.model.user_paths import isHadoopUrl
 def listFiles(directory: str, glob: str, origin: str = "Sources.files") -> tuple[tuple[str, int], ...]:
     """Return ``(path, size)`` of the files in ``directory`` matching ``glob``, sorted by name,
     hidden files left out; none for a directory without visible files, as Jet's and Spark's
-    readers read nothing there. Errors start with ``origin``, the factory that made the source."""
+    readers read nothing there. A path is absolute, as the driver found it: a Python worker
+    started in another working directory reads the same file. Errors start with ``origin``, the
+    factory that made the source."""
     if not os.path.isdir(directory):
         raise InputError(f"{origin}: the directory '{directory}' does not exist")
     entries = os.listdir(directory)
@@ -31,7 +33,7 @@ def listFiles(directory: str, glob: str, origin: str = "Sources.files") -> tuple
     if not visible:
         return ()
     names = sorted(name for name in visible if fnmatch.fnmatchcase(name, glob))
-    paths = [os.path.join(directory, name) for name in names]
+    paths = [os.path.join(os.path.abspath(directory), name) for name in names]
     files = tuple((path, os.path.getsize(path)) for path in paths if os.path.isfile(path))
     if not files:
         note = _hiddenNote(glob, entries)
