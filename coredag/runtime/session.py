@@ -9,6 +9,7 @@ import re
 import signal
 import sys
 import threading
+import warnings
 from collections.abc import Iterator
 
 from pyspark import SparkConf, SparkContext
@@ -153,9 +154,12 @@ def embeddedSession(
     with loopbackOnly(conf, started=submitted is None):
         if url is None:
             session = SparkSession.builder.config(conf=conf).getOrCreate()
-        else:  # PySpark's local Connect server, started here on the master with these settings
+        else:  # PySpark's local Connect server, started here on the master (its URL) with these settings
             conf.setIfMissing(CONNECT_ADDRESS, LOOPBACK)
-            session = SparkSession.builder.remote(conf.get("spark.master")).config(map=dict(conf.getAll())).getOrCreate()
+            settings = dict(conf.getAll())
+            with warnings.catch_warnings():  # PySpark sets the server's static settings again, each a warning
+                warnings.filterwarnings("ignore", "Failed to set spark", UserWarning)
+                session = SparkSession.builder.remote(settings.pop("spark.master")).config(map=settings).getOrCreate()
     if not isConnect(session):
         announceUi(session.sparkContext)
     return readyForSparkjet(session)

@@ -24,10 +24,15 @@ from tests.conftest import CONNECT, PROJECT, run, startConnectServer
 
 
 @pytest.fixture
-def connectSpark(request):
-    """The run's Spark Connect session: ``pytest --spark-master=connect -m connect``."""
+def connectRun(request) -> None:
+    """Skip unless the run is on Spark Connect: ``pytest --spark-master=connect -m connect``."""
     if request.config.getoption("--spark-master") != CONNECT:
-        pytest.skip("needs a Spark Connect session: pytest --spark-master=connect -m connect")
+        pytest.skip("runs on Spark Connect: pytest --spark-master=connect -m connect")
+
+
+@pytest.fixture
+def connectSpark(connectRun, request):
+    """The run's Spark Connect session."""
     return request.getfixturevalue("spark")
 
 
@@ -212,3 +217,43 @@ def test_sparkjet_reaches_a_bare_servers_python_workers_as_the_sessions_artifact
             assert [row.cMurmur3 for row in spark.range(1).mapInArrow(imports, "cMurmur3 boolean").collect()] == [True]
         finally:
             spark.stop()
+
+
+LOCAL_SERVER_SCRIPT = textwrap.dedent(
+    """
+    import json
+    from pyspark import SparkContext
+    from sparkjet.planner import Jet
+
+    jet = Jet(master="local[1]")
+    spark = jet.spark()
+    seen = {"session": type(spark).__module__, "rows": spark.range(3).count()}
+    for key in ("spark.master", "spark.python.daemon.module", "spark.connect.grpc.binding.address", "spark.ui.enabled"):
+        seen[key] = spark.conf.get(key)
+    jet.shutdown()
+    seen["serverStopped"] = SparkContext._active_spark_context is None
+    print(json.dumps(seen))
+    """
+)
+
+
+def test_spark_api_mode_connect_starts_a_local_server_with_sparkjets_settings_stopped_by_shutdown(connectRun, tmp_path):
+    """PySpark's local Connect server, in the script's process as PySpark starts it: on the
+    master Jet was given, retrying failed tasks, with sparkjet's worker daemon, listening on
+    127.0.0.1 alone. (SPARK_TESTING: PySpark's server takes a free port, not 15002.)"""
+    script = tmp_path / "local_server.py"
+    script.write_text(LOCAL_SERVER_SCRIPT)
+    environment = {name: value for name, value in os.environ.items() if name != "SPARK_REMOTE"}
+    environment |= {"SPARK_API_MODE": "connect", "SPARK_TESTING": "1"}
+    done = run([sys.executable, str(script)], env=environment, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Failed to set" not in done.stderr, "the settings the server started with are not set again"
+    assert json.loads(done.stdout.splitlines()[-1]) == {
+        "session": "pyspark.sql.connect.session",
+        "rows": 3,
+        "spark.master": "local[1,4]",
+        "spark.python.daemon.module": session.WORKER_DAEMON,
+        "spark.connect.grpc.binding.address": "127.0.0.1",
+        "spark.ui.enabled": "false",
+        "serverStopped": True,
+    }
