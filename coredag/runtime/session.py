@@ -134,8 +134,7 @@ def embeddedSession(
     it needs and the user did not set (docs/internals/core-dag-on-spark.md, "Sessions")."""
     active = activeSession()
     if active is not None:
-        if not isConnect(active):
-            _checkMaster(master, active.sparkContext.master, "a SparkSession already runs in this process on")
+        _checkActive(active, master, remote)
         return readyForSparkjet(active)
     conf = _submittedConf()
     submitted = conf.get("spark.master", None)
@@ -251,6 +250,24 @@ def _addShippedZipToExecutorPath(conf: SparkConf) -> None:
     if user is None or not shipping.shipsTo(conf.get("spark.master")):
         return
     conf.set(key, os.pathsep.join([shipping.bundle().zipPath.name, *([user] if user else [])]))
+
+
+def _checkActive(active: SparkSession, master: str | None, remote: str | None) -> None:
+    """Refuse a master or a Connect URL the running session is not of (see ``_checkMaster``)."""
+    if isConnect(active) and master is not None:
+        raise SessionError(
+            f"Jet(master='{master}'): a Spark Connect session already runs in this process, and Spark runs one "
+            "session per process; leave the master out to use that session (Jet(), or Jet(spark=session)), or "
+            "run this job in another process"
+        )
+    if not isConnect(active) and remote is not None:
+        raise SessionError(
+            f"Jet(remote='{remote}'): a classic SparkSession already runs in this process on "
+            f"'{active.sparkContext.master}', and Spark runs one session per process; leave remote out to use "
+            "that session (Jet(), or Jet(spark=session)), or run this job in another process"
+        )
+    if not isConnect(active):
+        _checkMaster(master, active.sparkContext.master, "a SparkSession already runs in this process on")
 
 
 def _checkMaster(requested: str | None, running: str, what: str) -> None:

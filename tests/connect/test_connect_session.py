@@ -17,6 +17,7 @@ import pytest
 
 from sparkjet import JobConfig, Pipeline, ProcessingGuarantee, Sinks, Sources, TestSources
 from sparkjet.coredag.runtime import engine, session, shipping
+from sparkjet.coredag.errors import SessionError
 from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError
 from sparkjet.planner import Jet
 from sparkjet.planner.cli import main
@@ -81,6 +82,20 @@ def test_the_tests_extra_installs_the_connect_client_and_ci_runs_the_connect_set
         importlib.import_module(module)
     assert int(importlib.import_module("pandas").__version__.split(".")[0]) < 3
     assert "bash .ci/test --spark-master=connect -m connect\n" in (PROJECT / ".ci" / "run").read_text()
+
+
+@pytest.mark.spark
+def test_a_session_of_the_other_kind_than_the_running_one_is_refused(spark, request):
+    """Spark runs one session per process: a Connect URL beside a classic session, or a master
+    beside a Connect session, is a SessionError (the classic run checks the one, the Connect run the other)."""
+    if request.config.getoption("--spark-master") == CONNECT:
+        asked, expected = {"master": "local[2]"}, "Jet(master='local[2]'): a Spark Connect session already runs"
+    else:
+        asked, expected = {"remote": "sc://host:15002"}, "Jet(remote='sc://host:15002'): a classic SparkSession already runs"
+    with pytest.raises(SessionError) as raised:
+        Jet(**asked).spark()
+    assert str(raised.value).startswith(expected)
+    assert str(raised.value).endswith("(Jet(), or Jet(spark=session)), or run this job in another process")
 
 
 class ReachedTheEngine(Exception):
