@@ -25,6 +25,7 @@ EXAMPLES = """examples:
                                                                 ... and draw each plan with its
                                                                 figures, and write its report page
   sparkjet run --master spark://host:7077 job.py --top 5        a script's jobs, on a Spark cluster
+  sparkjet run --remote sc://host:15002 job.py                  ... through a Spark Connect server
 (sparkjet.examples.word_count ships with sparkjet and counts a bundled text, or a file given after
 it; -m MODULE runs a module as python -m does, SCRIPT a file; run: sparkjet's options go before
 SCRIPT or -m MODULE, what follows is the script's own arguments; several jobs are numbered:
@@ -56,6 +57,11 @@ def commandLineParser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParse
     runCommand = commands.add_parser("run", help="run a script's jobs on Spark", usage=f"%(prog)s {TARGET_USAGE}")
     runCommand.add_argument(
         "--master", metavar="URL", help="the Spark master of every Jet() the script makes without one"
+    )
+    runCommand.add_argument(
+        "--remote", metavar="URL",
+        help="a Spark Connect server (sc://host:15002, or local[2] started here) for every session the script "
+        "starts, as PySpark's SPARK_REMOTE",
     )
     runCommand.add_argument("--svg", metavar="FILE", help="draw each job's plan with its figures as SVG")
     runCommand.add_argument("--html", metavar="FILE", help="write each job's report page (plan, figures)")
@@ -128,8 +134,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "plan":
             return planScript(target, scriptArgs, args.svg, args.dot, args.explain)
+        if args.master and args.remote:
+            runCommand.error("pass either --master or --remote: a Spark Connect server runs on its own master")
         if args.master:
             os.environ[MASTER_VARIABLE] = args.master
+        if args.remote:
+            from sparkjet.coredag.runtime.session import REMOTE_VARIABLE  # imports pyspark, which planning never needs
+
+            os.environ[REMOTE_VARIABLE] = args.remote
         status = runAndReport(target, scriptArgs, args.svg, args.html)
         if not args.html:
             _noteHtmlAfterScript(target, scriptArgs)

@@ -283,20 +283,30 @@ class Job:
 
 
 class Jet:
-    """Runs jobs on Spark: an embedded local session by default, or a given one or master.
+    """Runs jobs on Spark: an embedded local session by default, or a given one, master or
+    Spark Connect server.
 
     Args:
-        spark: a SparkSession of yours to run on (not with ``master``).
+        spark: a SparkSession of yours to run on, classic or Spark Connect (not with ``master``
+            or ``remote``).
         master: a master URL (``local[4]``, ``spark://host:7077``) for the session Jet starts;
             by default spark-submit's, else ``local[*]``.
+        remote: a Spark Connect URL (``sc://host:15002``, or ``local[2]`` for a server started
+            in this process) for the Connect session Jet starts; by default PySpark's
+            ``SPARK_REMOTE``, or the master's server where ``spark.api.mode`` is ``connect``.
         ui: whether a session Jet starts shows Spark's web UI (default: yes, unless
             ``SPARKJET_UI=0``)."""
 
     _jobNumbers = itertools.count(1)
 
-    def __init__(self, spark=None, master: str | None = None, ui: bool | None = None) -> None:
+    def __init__(self, spark=None, master: str | None = None, ui: bool | None = None, remote: str | None = None) -> None:
         if spark is not None and master is not None:
             raise ValueError("Jet: pass either spark (a SparkSession) or master (a URL), not both")
+        if remote is not None and (spark is not None or master is not None):
+            raise ValueError(
+                "Jet: pass remote (a Spark Connect URL) alone: not with spark (a SparkSession of yours), "
+                "nor with master (the server's master is its own; remote='local[2]' starts one on local[2])"
+            )
         if spark is not None and ui is not None:
             raise ValueError(
                 "Jet: pass either spark (a SparkSession) or ui, not both: ui is for a session Jet starts, "
@@ -305,6 +315,7 @@ class Jet:
         self._spark = spark
         self._sharesSpark = False
         self._master = master or os.environ.get(MASTER_VARIABLE) or None
+        self._remote = remote
         self._ui = ui
         self._lists: dict[str, list] = {}
         self._dataFrames: dict[str, object] = {}
@@ -316,7 +327,8 @@ class Jet:
 
     def spark(self):
         """Return the SparkSession jobs run on: the one given, else the process's session
-        (spark-submit's, the active one, or one started now), taken again if it was stopped."""
+        (spark-submit's, the active one, or one started now, a Spark Connect one where asked),
+        taken again if it was stopped."""
         from sparkjet.coredag.runtime.session import isStopped, readyForSparkjet, sharedSessions
 
         with self._lock:
@@ -329,7 +341,7 @@ class Jet:
                 sharedSessions.release(self._spark)
                 self._spark, self._sharesSpark = None, False
             if self._spark is None:
-                self._spark = sharedSessions.take(self._master, self._ui)
+                self._spark = sharedSessions.take(self._master, self._ui, self._remote)
                 self._sharesSpark = True
             return readyForSparkjet(self._spark)
 

@@ -7,11 +7,14 @@ import os
 import pathlib
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections import Counter
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import settings
@@ -163,24 +166,39 @@ def corpusCounts(corpusLines) -> Counter:
     return Counter(word for line in corpusLines for word in tokenize(line))
 
 
+CONNECT = "connect"
+"""``--spark-master=connect``: the ``spark`` fixture is a Spark Connect session of a server on
+``local[2]`` started for the run."""
+
+ON_CONNECT = ("tests/connect/",)
+"""Node-id prefixes of the tests marked ``connect``: the end-to-end tests that run on a Spark
+Connect session too (``pytest --spark-master=connect -m connect``); tests.cluster.END_TO_END
+joins them as the Connect engine covers it."""
+
+
 def pytest_addoption(parser):
     """``--spark-master``: where the ``spark`` fixture's session runs."""
     parser.addoption(
         "--spark-master",
         default="local[2]",
         metavar="MASTER",
-        help="a Spark master URL (default local[2]), or 'cluster': a standalone master and two "
-        "workers started on 127.0.0.1 for the run (with -m cluster: the end-to-end set)",
+        help="a Spark master URL (default local[2]); 'cluster': a standalone master and two "
+        "workers started on 127.0.0.1 for the run (with -m cluster: the end-to-end set); or "
+        "'connect': a Spark Connect server on local[2] started for the run, reached as a client "
+        "without a SparkContext (with -m connect: the tests that run on Connect)",
     )
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark ``cluster`` the tests of the end-to-end set that use the SparkSession."""
+    """Mark ``cluster`` the tests of the end-to-end set that use the SparkSession, and
+    ``connect`` those that run on a Spark Connect session too."""
     from tests.cluster import END_TO_END
 
     for item in items:
         if item.nodeid.startswith(END_TO_END) and "spark" in item.fixturenames:
             item.add_marker(pytest.mark.cluster)
+        if item.nodeid.startswith(ON_CONNECT):
+            item.add_marker(pytest.mark.connect)
 
 
 def pytest_collection_finish(session):
@@ -228,6 +246,78 @@ def bareCluster(request, tmp_path_factory):
         yield cluster
 
 
+CLIENT_VARIABLES = ("SPARK_REMOTE", "SPARK_LOCAL_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_API_MODE")
+"""What makes PySpark a Spark Connect client: a server started by a client's test must not be one."""
+
+
+def freePort() -> int:
+    """Return a TCP port of 127.0.0.1 no one listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def listening(port: int) -> bool:
+    """Whether something accepts connections on ``port`` of 127.0.0.1."""
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+@contextlib.contextmanager
+def startConnectServer(directory: pathlib.Path, environment: dict[str, str]) -> Iterator[str]:
+    """A Spark Connect server on ``local[2]`` in a process of its own (PySpark's
+    start-connect-server.sh, in the foreground), listening on 127.0.0.1 alone for a token of its
+    own, with this process's environment and ``environment`` over it; yield the URL that reaches
+    it (the token in it); stopped at the end. Its log is ``directory``/server.log."""
+    import pyspark
+
+    home = pathlib.Path(pyspark.__file__).parent
+    port, token, log = freePort(), uuid.uuid4().hex, directory / "server.log"
+    with givenJavaOptions():
+        variables = {name: value for name, value in os.environ.items() if name not in CLIENT_VARIABLES}
+    variables |= {
+        "SPARK_HOME": str(home), "SPARK_CONNECT_AUTHENTICATE_TOKEN": token,
+        "SPARK_PID_DIR": str(directory), "SPARK_LOG_DIR": str(directory), **environment,
+    }
+    command = [
+        str(home / "sbin" / "start-connect-server.sh"), "--wait", "--master", "local[2,4]",
+        "--conf", "spark.connect.grpc.binding.address=127.0.0.1", "--conf", f"spark.connect.grpc.binding.port={port}",
+        "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=8",
+    ]
+    with open(log, "w") as output:
+        server = subprocess.Popen(command, env=variables, stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        eventually(lambda: server.poll() is not None or listening(port), progress=lambda: log.stat().st_size)
+        assert server.poll() is None, f"the Spark Connect server ended as it started; its log:\n{log.read_text()[-3000:]}"
+        yield f"sc://localhost:{port}/;token={token}"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGTERM)  # its JVM removes its temporary directories
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            stop(server)
+
+
+@pytest.fixture(scope="session")
+def connectServer(request, tmp_path_factory) -> Iterator[str]:
+    """The URL of the Spark Connect server of a run with ``--spark-master=connect``: its Python
+    workers run this Python and import the project, as a local session's do."""
+    if request.config.getoption("--spark-master") != CONNECT:
+        pytest.skip("needs the Spark Connect server: pytest --spark-master=connect -m connect")
+    paths = [str(PROJECT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    environment = {"PYSPARK_PYTHON": sys.executable, "PYTHONPATH": os.pathsep.join(paths)}
+    with startConnectServer(tmp_path_factory.mktemp("connect-server"), environment) as url:
+        yield url
+
+
+def noSparkContext() -> None:
+    """Fail if this process runs a classic SparkContext (a Spark Connect client runs none)."""
+    from pyspark import SparkContext
+
+    assert SparkContext._active_spark_context is None, "a classic SparkContext runs in the Spark Connect client"
+
+
 @contextlib.contextmanager
 def givenJavaOptions():
     """Within: ``SPARK_SUBMIT_OPTS`` as the run was given it, for a JVM that lives for the whole
@@ -243,11 +333,21 @@ def givenJavaOptions():
 
 @pytest.fixture(scope="session")
 def spark(request):
-    """The one SparkSession of the test run: local[2] as on CI, or as ``--spark-master`` says."""
+    """The one SparkSession of the test run: local[2] as on CI, or as ``--spark-master`` says (a
+    Connect session: with no classic SparkContext in this process, at its start and its end)."""
+    from pyspark.sql import SparkSession
+
     from sparkjet.coredag.runtime.session import embeddedSession
     from tests.cluster import clusterSession
 
     master = request.config.getoption("--spark-master")
+    if master == CONNECT:
+        session = SparkSession.builder.remote(request.getfixturevalue("connectServer")).getOrCreate()
+        noSparkContext()
+        yield session
+        session.stop()
+        noSparkContext()
+        return
     with givenJavaOptions():
         if master == "cluster":
             shipped = request.getfixturevalue("tmp_path_factory").mktemp("shipped") / "tests.zip"

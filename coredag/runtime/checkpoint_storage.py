@@ -442,7 +442,16 @@ def checkpointStorage(location: str, owner: str) -> LocalCheckpointStorage | Had
         storage = LocalCheckpointStorage(location)
     else:
         from pyspark import SparkContext
+        from pyspark.sql.utils import is_remote
 
+        if is_remote():
+            raise CheckpointError(
+                cannotKeep(
+                    owner, location,
+                    "a Hadoop URL is reached through Spark's JVM, which a Spark Connect client has none of: keep "
+                    "the checkpoint in a directory path, or run the job on a classic session",
+                )
+            )
         sparkContext = SparkContext._active_spark_context
         if sparkContext is None:
             raise CheckpointError(

@@ -1,5 +1,6 @@
 """The SparkSession jobs run on: the one spark-submit configured, the one already running, or
-one sparkjet starts, shared by the Jet clients of a process and stopped by the last of them."""
+one sparkjet starts (a classic session, or a Spark Connect session where PySpark's own settings
+ask for one), shared by the Jet clients of a process and stopped by the last of them."""
 
 import collections
 import contextlib
@@ -8,10 +9,12 @@ import re
 import signal
 import sys
 import threading
+import warnings
 from collections.abc import Iterator
 
 from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
+from pyspark.util import default_api_mode
 
 from sparkjet.coredag.errors import Interrupted, SessionError
 from sparkjet.coredag.runtime import shipping
@@ -38,10 +41,22 @@ LOOPBACK = "127.0.0.1"
 
 _ADDRESS_SETTINGS = ("spark.driver.bindAddress", "spark.driver.host")
 
+CONNECT_ADDRESS = "spark.connect.grpc.binding.address"
+"""The address a Spark Connect server listens on: a local one sparkjet starts, 127.0.0.1."""
+
 WORKER_DAEMON = "sparkjet.coredag.runtime.worker_daemon"
 """The daemon of sparkjet's Python workers (``spark.python.daemon.module``), where they can
 import sparkjet when they start: always on a local master, and on another one where sparkjet is
 in the zip shipped to them; otherwise PySpark's own daemon."""
+
+REMOTE_VARIABLE = "SPARK_REMOTE"
+"""PySpark's environment variable naming the Spark Connect server a session reaches
+(``sc://host:15002``, or ``local[2]`` for one started in this process)."""
+
+API_MODE_VARIABLE = "SPARK_API_MODE"
+"""PySpark's environment variable for ``spark.api.mode`` (spark-submit sets it from
+``--conf spark.api.mode=connect``): ``connect`` makes a session started on a master a Spark
+Connect session of a server started in this process."""
 
 _LOCAL_MASTER = re.compile(r"local(?:\[(\*|\d+)(?:,(\d+))?\])?")
 
@@ -84,7 +99,28 @@ def uiWanted(ui: bool | None = None) -> bool:
     return os.environ.get(UI_VARIABLE, "").strip().lower() not in _OFF
 
 
-def embeddedSession(master: str | None = None, appName: str = "sparkjet", ui: bool | None = None) -> SparkSession:
+def isConnect(session: SparkSession) -> bool:
+    """Whether ``session`` is a Spark Connect session: no SparkContext, no JVM in this process."""
+    return type(session).__module__.startswith("pyspark.sql.connect.")
+
+
+def remoteWanted(remote: str | None = None, master: str | None = None) -> str | None:
+    """Return the Spark Connect URL a session started here reaches, or None for a classic one:
+    ``remote`` if given, else PySpark's ``SPARK_REMOTE``, else, where ``spark.api.mode`` is
+    ``connect`` (``SPARK_API_MODE``, or PySpark's default mode), the master, as PySpark's
+    builder does: a Connect server started in this process on it."""
+    remote = remote or os.environ.get(REMOTE_VARIABLE) or None
+    if remote is not None:
+        return remote
+    mode = os.environ.get(API_MODE_VARIABLE, "").strip().lower()
+    if mode not in ("classic", "connect"):
+        mode = default_api_mode()
+    return master or DEFAULT_MASTER if mode == "connect" else None
+
+
+def embeddedSession(
+    master: str | None = None, appName: str = "sparkjet", ui: bool | None = None, remote: str | None = None
+) -> SparkSession:
     """Return the active SparkSession, or start one.
 
     Args:
@@ -92,18 +128,22 @@ def embeddedSession(master: str | None = None, appName: str = "sparkjet", ui: bo
             spark-submit's, is a SessionError.
         appName: the name of a session started here.
         ui: whether a session started here shows Spark's web UI (see ``uiWanted``).
+        remote: the Spark Connect URL of a session started here (see ``remoteWanted``).
 
     Under spark-submit the session keeps every setting spark-submit gave; sparkjet only adds what
     it needs and the user did not set (docs/internals/core-dag-on-spark.md, "Sessions")."""
     active = activeSession()
     if active is not None:
-        _checkMaster(master, active.sparkContext.master, "a SparkSession already runs in this process on")
+        _checkActive(active, master, remote)
         return readyForSparkjet(active)
     conf = _submittedConf()
     submitted = conf.get("spark.master", None)
     if submitted is not None:
         _checkMaster(master, submitted, "spark-submit set --master")
-    conf.set("spark.master", retryingMaster(submitted or master or DEFAULT_MASTER))
+    url = remoteWanted(remote, submitted or master)
+    if url is not None and not _LOCAL_MASTER.fullmatch(url.strip()):
+        return readyForSparkjet(SparkSession.builder.remote(url).getOrCreate())
+    conf.set("spark.master", retryingMaster(url or submitted or master or DEFAULT_MASTER))
     conf.setIfMissing("spark.app.name", appName)
     showsUi = underSparkSubmit() or uiWanted(ui)
     settings = _sparkjetSettings(started=submitted is None, master=conf.get("spark.master"), ui=showsUi)
@@ -111,8 +151,16 @@ def embeddedSession(master: str | None = None, appName: str = "sparkjet", ui: bo
     for key, value in settings.items():
         conf.setIfMissing(key, value)
     with loopbackOnly(conf, started=submitted is None):
-        session = SparkSession.builder.config(conf=conf).getOrCreate()
-    announceUi(session.sparkContext)
+        if url is None:
+            session = SparkSession.builder.config(conf=conf).getOrCreate()
+        else:  # PySpark's local Connect server, started here on the master (its URL) with these settings
+            conf.setIfMissing(CONNECT_ADDRESS, LOOPBACK)
+            settings = dict(conf.getAll())
+            with warnings.catch_warnings():  # PySpark sets the server's static settings again, each a warning
+                warnings.filterwarnings("ignore", "Failed to set spark", UserWarning)
+                session = SparkSession.builder.remote(settings.pop("spark.master")).config(map=settings).getOrCreate()
+    if not isConnect(session):
+        announceUi(session.sparkContext)
     return readyForSparkjet(session)
 
 
@@ -146,8 +194,12 @@ def announceUi(sc: SparkContext) -> None:
 def readyForSparkjet(session: SparkSession) -> SparkSession:
     """Return ``session`` with sparkjet shipped to its executors (sparkjet and its pure-Python
     dependencies as one zip, as ``--py-files`` would, once per SparkContext) unless its master
-    is local; a session given to ``Jet(spark=...)`` goes through here too."""
-    shipping.shipTo(session.sparkContext)
+    is local; to a Spark Connect server always, as the session's artifacts (once per session);
+    a session given to ``Jet(spark=...)`` goes through here too."""
+    if isConnect(session):
+        shipping.shipToServer(session)
+    else:
+        shipping.shipTo(session.sparkContext)
     return session
 
 
@@ -200,6 +252,24 @@ def _addShippedZipToExecutorPath(conf: SparkConf) -> None:
     conf.set(key, os.pathsep.join([shipping.bundle().zipPath.name, *([user] if user else [])]))
 
 
+def _checkActive(active: SparkSession, master: str | None, remote: str | None) -> None:
+    """Refuse a master or a Connect URL the running session is not of (see ``_checkMaster``)."""
+    if isConnect(active) and master is not None:
+        raise SessionError(
+            f"Jet(master='{master}'): a Spark Connect session already runs in this process, and Spark runs one "
+            "session per process; leave the master out to use that session (Jet(), or Jet(spark=session)), or "
+            "run this job in another process"
+        )
+    if not isConnect(active) and remote is not None:
+        raise SessionError(
+            f"Jet(remote='{remote}'): a classic SparkSession already runs in this process on "
+            f"'{active.sparkContext.master}', and Spark runs one session per process; leave remote out to use "
+            "that session (Jet(), or Jet(spark=session)), or run this job in another process"
+        )
+    if not isConnect(active):
+        _checkMaster(master, active.sparkContext.master, "a SparkSession already runs in this process on")
+
+
 def _checkMaster(requested: str | None, running: str, what: str) -> None:
     if requested is not None and not sameMaster(requested, running):
         raise SessionError(
@@ -246,8 +316,13 @@ def activeSession() -> SparkSession | None:
 
 
 def isStopped(session: SparkSession) -> bool:
-    """Whether ``session``'s SparkContext was stopped."""
-    return session.sparkContext._jsc is None
+    """Whether ``session``'s SparkContext was stopped (a Spark Connect session: it was)."""
+    return session.is_stopped if isConnect(session) else session.sparkContext._jsc is None
+
+
+def _sessionKey(session: SparkSession) -> int:
+    """What Jet clients share: a classic session's SparkContext, a Connect session itself."""
+    return id(session) if isConnect(session) else id(session.sparkContext)
 
 
 class SharedSessions:
@@ -259,13 +334,13 @@ class SharedSessions:
         self._users: collections.Counter = collections.Counter()
         self._started: set[int] = set()
 
-    def take(self, master: str | None, ui: bool | None = None) -> SparkSession:
+    def take(self, master: str | None, ui: bool | None = None, remote: str | None = None) -> SparkSession:
         """Return the session to run on (see ``embeddedSession``), counting one more user."""
         with self._lock:
             startsOne = activeSession() is None
             with interruptsHeld():
-                session = embeddedSession(master, ui=ui)
-            key = id(session.sparkContext)
+                session = embeddedSession(master, ui=ui, remote=remote)
+            key = _sessionKey(session)
             if startsOne:
                 self._started.add(key)
             self._users[key] += 1
@@ -274,7 +349,7 @@ class SharedSessions:
     def release(self, session: SparkSession) -> None:
         """Count one user fewer; stop the session if sparkjet started it and none is left."""
         with self._lock:
-            key = id(session.sparkContext)
+            key = _sessionKey(session)
             self._users[key] -= 1
             if self._users[key] > 0:
                 return
@@ -287,7 +362,11 @@ class SharedSessions:
 def stopSession(session: SparkSession) -> None:
     """Stop ``session`` without waiting for PySpark's accumulator server to notice: it polls
     once a second, so ``stop()`` waited for it, 0.85 s in the median (benchmarks/startup.py); its
-    thread now ends in the background (no Spark job sends it updates once the context stopped)."""
+    thread now ends in the background (no Spark job sends it updates once the context stopped).
+    A Spark Connect session is released on its server (which a local one's stop stops too)."""
+    if isConnect(session):
+        session.stop()
+        return
     sc = session.sparkContext
     server = sc._accumulatorServer
     if server is not None:

@@ -1,6 +1,7 @@
 """Shipping sparkjet to executors that have nothing installed, as ``--py-files`` would: one zip of
 sparkjet and its pure-Python dependencies, cached by a hash of its content, with the extension
-modules of its C dependencies beside it (docs/internals/core-dag-on-spark.md, "Shipping")."""
+modules of its C dependencies beside it (docs/internals/core-dag-on-spark.md, "Shipping"); to a
+Spark Connect server, the same files as the session's artifacts."""
 
 import hashlib
 import importlib
@@ -48,6 +49,8 @@ class Bundle:
 
 _bundle: Bundle | None = None
 _shippedTo: weakref.WeakSet = weakref.WeakSet()
+_shippedToSessions: set[str] = set()
+"""The ids of the Spark Connect sessions given the bundle (a server keeps artifacts per session)."""
 _lock = threading.Lock()
 
 
@@ -216,4 +219,19 @@ def shipTo(sc: SparkContext) -> Bundle | None:
         sc.addPyFile(str(shipped.zipPath))
         sys.path[:] = [entry for entry in sys.path if entry in before]
         _shippedTo.add(sc)
+    return shipped
+
+
+def shipToServer(session) -> Bundle:
+    """Add this process's bundle to the Spark Connect ``session`` as its artifacts (once per
+    session): the zip as a Python file its Python workers import from, the extension modules
+    as files in their working directory. Where the server runs is unknown to a client, so it
+    is shipped whatever the URL."""
+    shipped = bundle()
+    with _lock:
+        if session.session_id not in _shippedToSessions:
+            session.addArtifacts(str(shipped.zipPath), pyfile=True)
+            if shipped.extensions:
+                session.addArtifacts(*map(str, shipped.extensions), file=True)
+            _shippedToSessions.add(session.session_id)
     return shipped

@@ -171,7 +171,7 @@ def test_sparkjet_ui_in_the_environment_turns_the_ui_off(monkeypatch, value, wan
 
 def test_jet_passes_ui_to_the_session_it_takes(monkeypatch):
     taken = []
-    monkeypatch.setattr(session.sharedSessions, "take", lambda master, ui: taken.append(ui) or "a session")
+    monkeypatch.setattr(session.sharedSessions, "take", lambda master, ui, remote: taken.append(ui) or "a session")
     monkeypatch.setattr(session, "readyForSparkjet", lambda spark: spark)
     assert Jet(master="local[1]", ui=False).spark() == "a session"
     assert taken == [False]
