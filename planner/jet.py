@@ -20,7 +20,6 @@ from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics
 from sparkjet.coredag.runtime.stream.state_directory import snapshotName
 from sparkjet.coredag.runtime.stream.stream_dag import notExactlyOnce, streamSources
-from sparkjet.coredag.runtime.stream.suspension import Suspension, SuspensionState
 from sparkjet.pipeline.pipeline import Pipeline
 from sparkjet.planner.interrupts import cancelledMessage, interruptCancelsJobs
 from sparkjet.planner.job_config import JobConfig, ProcessingGuarantee
@@ -50,15 +49,6 @@ progress before it cancels that micro-batch's Spark jobs (Hazelcast's
 CANCELLED_STOP_SECONDS = 60.0
 """How long ``Jet.shutdown()`` then waits for a stream job whose Spark jobs it cancelled to stop,
 its outputs cleaned up, before it goes on without it."""
-
-JET_LIFECYCLE_CALLS = {
-    "suspend": "Cannot SUSPEND_GRACEFUL",
-    "restart": "Cannot RESTART_GRACEFUL",
-    "resume": "cannot resume() it",
-}
-"""How a lifecycle call in the wrong status begins its error: as Jet's IllegalStateException,
-which names the termination mode it asked for (resume asks for none)."""
-
 
 @attrs.frozen
 class _JobWatch:
@@ -93,14 +83,13 @@ class Job:
     def __init__(
         self, name: str, plan: Plan, future: concurrent.futures.Future,
         control: "JobControl | None" = None, liveMetrics: Callable[[], JobMetrics] | None = None,
-        suspension: Suspension | None = None, stream: "StreamJob | None" = None,
+        stream: "StreamJob | None" = None,
     ) -> None:
         self.name = name
         self.plan = plan
         self._future = future
         self._control = control
         self._liveMetrics = liveMetrics
-        self._suspension = suspension
         self._stream = stream
 
     def getName(self) -> str:
@@ -119,11 +108,13 @@ class Job:
 
     def getStatus(self) -> JobStatus:
         """Return the job's status now: RUNNING until it completes (a stream job: until it is
-        cancelled or its finite stream ends), then COMPLETED or FAILED; NOT_RUNNING if only
-        planned, or if ``Jet.shutdown()`` stopped it (a stream job goes on when submitted again)."""
+        cancelled or its finite stream ends, SUSPENDED once its run stopped for ``suspend()``),
+        then COMPLETED or FAILED; NOT_RUNNING if only planned, or if ``Jet.shutdown()`` stopped it
+        (a stream job goes on when submitted again)."""
+        if self._stream is not None:
+            return JobStatus[self._stream.lifecycle.phase.status]
         if not self._future.done():
-            suspended = self._suspension is not None and self._suspension.state is SuspensionState.SUSPENDED
-            return JobStatus.SUSPENDED if suspended else JobStatus.RUNNING
+            return JobStatus.RUNNING
         if not self._future.cancelled() and isinstance(self._future.exception(), StoppedByShutdown):
             return JobStatus.NOT_RUNNING
         if self._future.cancelled() or self._future.exception() is not None:
@@ -183,20 +174,18 @@ class Job:
         keeping its checkpoint; ``resume()`` goes on from there (Jet's ``Job.suspend()``). A job
         without a processing guarantee keeps nothing: resumed, it starts again from the start of
         its sources, empty, as Jet's does (refused where a files sink would write over its files)."""
-        suspension = self._suspensionIn("suspend", JobStatus.RUNNING)
-        self._stream.checkStartingOver(self.name, "suspend")
-        suspension.suspend()
+        stream = self._streamFor("suspend")
+        stream.lifecycle.ask("suspend", lambda: stream.checkStartingOver(self.name, "suspend"))
 
     def resume(self) -> None:
         """Go on with a suspended stream job from its last snapshot (Jet's ``Job.resume()``)."""
-        self._suspensionIn("resume", JobStatus.SUSPENDED).resume()
+        self._streamFor("resume").lifecycle.ask("resume")
 
     def restart(self) -> None:
         """Stop the running stream job and go on at once from its last snapshot (Jet's
         ``Job.restart()``); without a guarantee, from the start of its sources, as ``suspend``."""
-        suspension = self._suspensionIn("restart", JobStatus.RUNNING)
-        self._stream.checkStartingOver(self.name, "restart")
-        suspension.restart()
+        stream = self._streamFor("restart")
+        stream.lifecycle.ask("restart", lambda: stream.checkStartingOver(self.name, "restart"))
 
     def itemsRead(self) -> int:
         """Return how many items the job's sources have read so far: a batch job's as its
@@ -226,28 +215,15 @@ class Job:
             raise JobError(f"Job '{self.name}': {method}() is for stream jobs; a batch job has no snapshot")
         return self._stream
 
-    def _suspensionIn(self, method: str, required: JobStatus) -> Suspension:
-        """Return the job's suspension, to ask ``method`` of it; a job not in status ``required``
-        is a JobError with Jet's IllegalStateException text (``Cannot SUSPEND_GRACEFUL, job
-        status is SUSPENDED``) and the fix."""
-        suspension = self._suspensionOf(method)
-        status = self.getStatus()
-        if status is not required:
-            fix = {
-                JobStatus.SUSPENDED: "resume() it first",
-                JobStatus.RUNNING: "it is not suspended",
-                JobStatus.NOT_RUNNING: "Jet.shutdown() stopped it; submit it again with the same name to go on",
-            }.get(status, "the job has ended (a cancelled job has FAILED, as in Jet)")
-            raise JobError(f"Job '{self.name}': {JET_LIFECYCLE_CALLS[method]}, job status is {status.name}: {fix}")
-        return suspension
-
-    def _suspensionOf(self, method: str) -> Suspension:
-        if self._suspension is None:
+    def _streamFor(self, method: str) -> "StreamJob":
+        """Return the stream job whose lifecycle ``method`` asks a move of (its ``Lifecycle.ask``
+        refuses one the job's status does not allow, with Jet's IllegalStateException text)."""
+        if self._stream is None:
             raise JobError(
                 f"Job '{self.name}': {method}() is for stream jobs: a batch job runs to its end in one go "
                 "(cancel() stops it)"
             )
-        return self._suspension
+        return self._stream
 
     def metrics(self) -> JobMetrics:
         """Return what the job did: items in and out per vertex and per fused stage, busy time
@@ -404,7 +380,7 @@ class Jet:
                     engine, attrs.evolve(start, dag=dag), planned.physical, jobName, control, self._publishLists, assertions
                 )
                 running = self._executor.submit(self._finally, stream.run, jobName, control)
-                return self._started(Job(jobName, planned, running, control, stream.metrics, stream.suspension, stream))
+                return self._started(Job(jobName, planned, running, control, stream.metrics, stream))
             batch = functools.partial(self._runBatch, engine, dag, planned.physical, jobName, control, assertions)
             running = self._executor.submit(self._finally, batch, jobName, control)
             return self._started(Job(jobName, planned, running, control))

@@ -4,6 +4,7 @@ figures counted by accumulators, its Spark jobs in a job group (see ``engine.Eng
 from pyspark.sql import SparkSession
 
 from sparkjet.coredag.model.dag import DAG
+from sparkjet.coredag.runtime.cache import StreamCaches
 from sparkjet.coredag.runtime.execution import JobOutcome, executeDag, physicalPlanOn
 from sparkjet.coredag.runtime.job_control import JobControl, StageInfo, runningStages
 from sparkjet.coredag.runtime.micro_batch import MicroBatch
@@ -30,10 +31,12 @@ class ClassicEngine:
         return executeDag(self.spark, dag, jobName, control, plan)
 
     def runMicroBatch(
-        self, dag: DAG, plan: PhysicalPlan, jobName: str, control: JobControl, microBatch: MicroBatch
+        self, dag: DAG, plan: PhysicalPlan, jobName: str, control: JobControl, microBatch: MicroBatch,
+        caches: StreamCaches,
     ) -> JobOutcome:
-        """Run a stream job's ``dag`` over ``microBatch`` (see ``executeDag``)."""
-        return executeDag(self.spark, dag, jobName, control, plan, microBatch)
+        """Run a stream job's ``dag`` over ``microBatch``, its RDDs kept for the next ones in
+        ``caches`` (see ``executeDag``)."""
+        return executeDag(self.spark, dag, jobName, control, plan, microBatch, caches)
 
     def outputDirectories(self, dag: DAG) -> dict[str, OutputDirectory]:
         """Return, per files sink, its directory: local, or of a Hadoop file system through the JVM."""
@@ -53,12 +56,6 @@ class ClassicEngine:
         context = self.spark.sparkContext
         path = context._jvm.org.apache.hadoop.fs.Path(directory)
         return path.getFileSystem(context._jsc.hadoopConfiguration()).makeQualified(path).toUri().toString()
-
-    def forgetKept(self, kept: dict) -> None:
-        """Unpersist the RDDs a stream job kept cached between micro-batches (``MicroBatch.homes``
-        or ``MicroBatch.staticOutputs``)."""
-        for rdd in kept.values():
-            rdd.unpersist()
 
     @staticmethod
     def runningStages(jobGroup: str) -> tuple[list[int], list[StageInfo]]:

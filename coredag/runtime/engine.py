@@ -10,6 +10,7 @@ from typing import Protocol
 from pyspark.sql import SparkSession
 
 from sparkjet.coredag.model.dag import DAG
+from sparkjet.coredag.runtime.cache import StreamCaches
 from sparkjet.coredag.runtime.classic_engine import ClassicEngine
 from sparkjet.coredag.runtime.execution import JobOutcome
 from sparkjet.coredag.runtime.job_control import JobControl, StageInfo
@@ -17,7 +18,7 @@ from sparkjet.coredag.runtime.micro_batch import MicroBatch
 from sparkjet.coredag.runtime.output_directory import OutputDirectoryClaim
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
 
-__all__ = ["ClassicEngine", "Engine", "JobControl", "JobOutcome", "MicroBatch", "StageInfo", "engineOf", "runningStages"]
+__all__ = ["ClassicEngine", "Engine", "JobControl", "JobOutcome", "MicroBatch", "StageInfo", "StreamCaches", "engineOf", "runningStages"]
 
 
 class Engine(Protocol):
@@ -40,10 +41,12 @@ class Engine(Protocol):
         sinks' items, its DataFrames and its figures. A failure or a cancellation leaves no output."""
 
     def runMicroBatch(
-        self, dag: DAG, plan: PhysicalPlan, jobName: str, control: JobControl, microBatch: MicroBatch
+        self, dag: DAG, plan: PhysicalPlan, jobName: str, control: JobControl, microBatch: MicroBatch,
+        caches: StreamCaches,
     ) -> JobOutcome:
         """Run a stream job's ``dag`` over ``microBatch``; return also the state each vertex's
-        processors end it with."""
+        processors end it with. What it keeps for the next micro-batches goes into ``caches``,
+        each value with the function that releases it when its owner closes the cache."""
 
     def outputDirectories(self, dag: DAG) -> Mapping[str, OutputDirectoryClaim]:
         """Return, per files sink of ``dag``, the directory its job will claim, write and commit."""
@@ -57,10 +60,6 @@ class Engine(Protocol):
     def fileSourceUrl(self, directory: str) -> str:
         """Return the URL by which Spark's file source reading the local ``directory`` names it
         (in the logs of a stream job's query checkpoint)."""
-
-    def forgetKept(self, kept: dict) -> None:
-        """Drop what a stream job kept between its micro-batches (``MicroBatch.homes`` for the
-        job's life, ``MicroBatch.staticOutputs`` for a run's), once they no longer need it."""
 
     def runningStages(self, jobGroup: str) -> tuple[list[int], list[StageInfo]]:
         """Return the ids of the Spark stages the job of ``jobGroup`` (its control's ``group``)

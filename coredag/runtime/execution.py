@@ -18,6 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 from sparkjet.coredag.errors import NoSpaceError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import CountsAccumulatorParam, JobMetrics
+from sparkjet.coredag.runtime.cache import StreamCaches
 from sparkjet.coredag.runtime.job_control import JobControl, StageInfo, runningStages
 from sparkjet.coredag.runtime.micro_batch import MicroBatch
 from sparkjet.coredag.runtime.physical_plan import SMALL_JOB_BYTES, PhysicalPlan, measureInputBytes, physicalPlan
@@ -64,6 +65,7 @@ def executeDag(
     control: JobControl | None = None,
     plan: PhysicalPlan | None = None,
     microBatch: MicroBatch | None = None,
+    caches: StreamCaches | None = None,
 ) -> JobOutcome:
     """Run a validated, preflighted ``dag`` as its physical ``plan`` says (by default, the one
     ``physicalPlanOn`` makes); return its list sinks' items, its DataFrames, its figures and the plan.
@@ -71,14 +73,14 @@ def executeDag(
     ``control`` cancels the run when asked; a task failed by the job's own error (a user
     function's, say) fails the run at once, without its retries. A failure or a cancellation
     leaves no output: part files already written by this job are removed. A stream job runs
-    it once per ``microBatch``.
+    it once per ``microBatch``, with the ``caches`` its loop and itself own.
     """
     control = control or JobControl(jobName)
     sc = spark.sparkContext
     plan = plan or physicalPlanOn(spark, dag)
     counts = control.counts = sc.accumulator(Counter(), CountsAccumulatorParam())
     states = sc.accumulator({}, StatesAccumulatorParam()) if microBatch is not None else None
-    builder = RddBuilder(spark, dag, plan, jobName, counts, states, microBatch)
+    builder = RddBuilder(spark, dag, plan, jobName, counts, states, microBatch, caches)
     outputs = microBatch.outputs if microBatch is not None else outputDirectories(sc, dag)
     started = time.perf_counter()
     if control.cancelled:

@@ -7,7 +7,7 @@ import itertools
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Protocol
 
 from py4j.protocol import Py4JError
@@ -71,10 +71,13 @@ class JobControl:
         self.group = f"sparkjet-{jobName}-{uuid.uuid4().hex[:12]}"
         """The Spark job group of this job's Spark jobs: its own, whatever other jobs are named."""
         self.cancelled = False
+        """Whether ``cancel()`` was called: the one flag of a cancel, which the watcher and the
+        runs read (a stream job's lifecycle hears of it through ``whenCancelled``)."""
         self.failure: Exception | None = None
         self.counts = None
         """The accumulator of the current run's item counts, as its finished tasks report them."""
         self._woken = threading.Event()
+        self._listeners: list[Callable[[], None]] = []
 
     def countsSoFar(self) -> Mapping:
         """Return the current run's item counts as its finished tasks reported them so far
@@ -85,6 +88,13 @@ class JobControl:
         """Ask the job to stop: the watcher cancels its Spark jobs at once."""
         self.cancelled = True
         self._woken.set()
+        for listener in list(self._listeners):
+            listener()
+
+    def whenCancelled(self, listener: Callable[[], None]) -> None:
+        """Call ``listener()`` when ``cancel()`` is called (by the job's user, Ctrl-C or a
+        cancelling snapshot export)."""
+        self._listeners.append(listener)
 
     @contextlib.contextmanager
     def watching(self, sc: SparkContext) -> Iterator[None]:

@@ -18,9 +18,9 @@ class MicroBatch:
     end of the previous one (their files under ``stateRoot``, where they save this one's),
     ``outputs`` the directories the job claimed for its files sinks.
     The job's processors save their state at the end unless the stream ended (``final``): then
-    they complete, emitting what they still hold. The vertices no stream reaches (the batch side
-    of a join, say) run once per job: their outputs are cached in ``staticOutputs`` by name.
-    ``homes`` keep each shuffled vertex's partitions where their processors live."""
+    they complete, emitting what they still hold. The ``staticVertices``, which no stream reaches
+    (the batch side of a join, say), run once per run: their outputs are kept in the run's
+    ``StreamCaches``, which the engine is given beside this value."""
 
     batchId: int
     rows: DataFrame | None
@@ -29,8 +29,5 @@ class MicroBatch:
     outputs: Mapping[str, OutputDirectoryClaim] = attrs.Factory(dict)
     final: bool = False
     staticVertices: frozenset[str] = frozenset()
-    staticOutputs: dict = attrs.Factory(dict)
     processingGuarantee: ProcessingGuarantee = ProcessingGuarantee.NONE
     """The job's guarantee, given to its processors' contexts."""
-    homes: dict = attrs.Factory(dict)
-    """The home RDD of each vertex fed by a shuffle, by name, cached for the job's life (see ``RddBuilder``)."""

@@ -21,6 +21,7 @@ from sparkjet.coredag.model.exchange import Exchange
 from sparkjet.coredag.model.partitioner import DefaultPartitioner, Partitioner
 from sparkjet.coredag.model.routing import Route
 from sparkjet.coredag.processors.sinks import CollectToList, SinkSupplier
+from sparkjet.coredag.runtime.cache import StreamCaches
 from sparkjet.coredag.runtime.coalescing import coalescedByJetsRule
 from sparkjet.coredag.runtime.crossing import Crossing
 from sparkjet.coredag.runtime.micro_batch import MicroBatch
@@ -41,16 +42,17 @@ logger = logging.getLogger("sparkjet")
 
 class RddBuilder:
     """Builds, once per vertex, the RDD of the vertex's output partitions, as ``plan`` says;
-    in a stream job's ``microBatch``, its processors' state goes into ``states``."""
+    in a stream job's ``microBatch``, its processors' state goes into ``states``, and what it
+    keeps for the next micro-batches into ``caches``."""
 
     def __init__(
         self, spark: SparkSession, dag: DAG, plan: PhysicalPlan, jobName: str, counts,
-        states=None, microBatch: MicroBatch | None = None,
+        states=None, microBatch: MicroBatch | None = None, caches: StreamCaches | None = None,
     ) -> None:
         self.spark, self.sc = spark, spark.sparkContext
         self.dag, self.plan = dag, plan
         self.jobName, self.counts = jobName, counts
-        self.states, self.microBatch = states, microBatch
+        self.states, self.microBatch, self.caches = states, microBatch, caches
         self._rdds: dict[str, RDD] = {}
         self._persisted: list[RDD] = []
         self._chainLengths: dict[str, int] = {}
@@ -63,10 +65,7 @@ class RddBuilder:
         stream job, of a vertex no stream reaches: the one its first micro-batch cached)."""
         if name not in self._rdds:
             if self._isStatic(name):
-                staticOutputs = self.microBatch.staticOutputs
-                if name not in staticOutputs:
-                    staticOutputs[name] = self._buildVertexRdd(name)
-                self._rdds[name] = staticOutputs[name]
+                self._rdds[name] = self.caches.staticOutputs.get(name, lambda: self._buildVertexRdd(name), RDD.unpersist)
             else:
                 self._rdds[name] = self._buildVertexRdd(name)
         return self._rdds[name]
@@ -245,13 +244,14 @@ class RddBuilder:
         (docs/internals/stream-state.md, "Homes")."""
         if self.microBatch is None or self._isStatic(name):
             return shuffled
-        homes, count = self.microBatch.homes, shuffled.getNumPartitions()
-        if name not in homes:
-            homes[name] = (
-                self.sc.parallelize(range(count), count).map(homePacket).partitionBy(count, targetPartition)
-                .persist(StorageLevel.MEMORY_ONLY)
-            )
-        return self.sc.union([homes[name], homes[name], shuffled])
+        count = shuffled.getNumPartitions()
+        home = self.caches.homes.get(
+            name,
+            lambda: self.sc.parallelize(range(count), count).map(homePacket).partitionBy(count, targetPartition)
+            .persist(StorageLevel.MEMORY_ONLY),
+            RDD.unpersist,
+        )
+        return self.sc.union([home, home, shuffled])
 
     def _union(self, rdds: list[RDD]) -> RDD:
         """Return the union of ``rdds``; one RDD stays itself, so its Python functions keep

@@ -3,6 +3,9 @@ last snapshot, keeping its checkpoint; resume() and restart() go on from there, 
 they were; cancel() ends it for good, its checkpoint removed."""
 
 import concurrent.futures
+import os
+import pathlib
+import time
 
 import pytest
 
@@ -104,3 +107,44 @@ def test_a_cancel_that_lands_as_the_run_stops_for_a_suspension_still_ends_the_jo
         job.join()
     assert job.getStatus() is JobStatus.FAILED
     assert not checkpoint.exists(), "a cancelled job keeps no checkpoint"
+
+
+def heldUntilReleased(gate: str):
+    """Return a map function that, on the line 'held', notes that its micro-batch runs (the file
+    ``entered``) and waits there until the file ``released`` appears."""
+
+    def held(line: str) -> str:
+        if line == "held":
+            pathlib.Path(gate, "entered").touch()
+            while not os.path.exists(os.path.join(gate, "released")):
+                time.sleep(0.05)
+        return line
+
+    return held
+
+
+def test_a_job_suspended_while_a_micro_batch_runs_is_running_until_its_run_stopped(jet, tmp_path):
+    """Issue 35, point 3: getStatus() said SUSPENDED as soon as suspend() was asked, while the
+    micro-batch in progress still ran; as Jet's, the job is SUSPENDED once its run has stopped."""
+    watched, gate = tmp_path / "in", tmp_path / "gate"
+    watched.mkdir()
+    gate.mkdir()
+    p = Pipeline.create()
+    p.readFrom(Sources.fileWatcher(str(watched))).withoutTimestamps().map(heldUntilReleased(str(gate))).writeTo(
+        Sinks.list("held")
+    )
+    config = JobConfig().setProcessingGuarantee(ProcessingGuarantee.EXACTLY_ONCE)
+    job = jet.newJob(p, config.setCheckpointLocation(str(tmp_path / "checkpoint")))
+    try:
+        dropFile(watched, "a.txt", ["held", "next"])
+        eventually(lambda: (gate / "entered").exists())
+        job.suspend()
+        assert job.getStatus() is JobStatus.RUNNING, "its micro-batch still runs"
+        (gate / "released").touch()
+        eventually(lambda: job.getStatus() is JobStatus.SUSPENDED)
+        assert sorted(jet.getList("held")) == ["held", "next"], "the micro-batch in progress ended before the run stopped"
+    finally:
+        job.cancel()
+    with pytest.raises(concurrent.futures.CancelledError):
+        job.join()
+    assert job.getStatus() is JobStatus.FAILED

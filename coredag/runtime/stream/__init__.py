@@ -1,7 +1,7 @@
 """The driver's side of a stream job: it is checked and prepared (``stream_job.streamStart``),
-then run (``StreamJob``), one ``StreamRun`` at a time, each a Spark Structured Streaming query
-running the job's Core DAG once per micro-batch through the engine (``engine.Engine``), the
-only way it reaches Spark's jobs.
+then run (``StreamJob``, its phase a ``lifecycle.Lifecycle``), one ``StreamRun`` at a time, each
+a Spark Structured Streaming query handing each micro-batch to a ``MicroBatchLoop``, which runs
+the job's Core DAG through the engine (``engine.Engine``), the only way it reaches Spark's jobs.
 
 ``StreamCheckpoint`` alone knows the checkpoint's layout; ``checkpoint_storage`` is its file layer
 for a local path or a Hadoop URL; ``state_directory`` maps names to directories one-to-one. What

@@ -1,6 +1,6 @@
 """A stream job on the driver: checked and prepared before it runs (what it starts from), then
-run a ``StreamRun`` at a time: one until the job ends, a new one after each resume or restart;
-``Jet.shutdown()`` ends it after its last snapshot, its checkpoint kept."""
+run a ``StreamRun`` at a time: one until the job ends, a new one after each resume or restart,
+as its ``Lifecycle`` says; ``Jet.shutdown()`` ends it after its last snapshot, its checkpoint kept."""
 
 import warnings
 from collections.abc import Callable
@@ -13,7 +13,9 @@ from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics
 from sparkjet.coredag.processors.sinks import FilesSinkP
 from sparkjet.coredag.model.user_paths import isHadoopUrl
+from sparkjet.coredag.runtime.cache import Cache
 from sparkjet.coredag.runtime.engine import Engine, JobControl
+from sparkjet.coredag.runtime.lifecycle import JobPhase, Lifecycle
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
 from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError, checkPrivate
 from sparkjet.coredag.runtime.state_files import withoutPassword
@@ -34,8 +36,8 @@ from sparkjet.coredag.runtime.stream.stream_dag import (
     streamSources,
     unpeeked,
 )
+from sparkjet.coredag.runtime.stream.micro_batch_loop import StreamTarget
 from sparkjet.coredag.runtime.stream.stream_run import Assertions, StreamRun
-from sparkjet.coredag.runtime.stream.suspension import Suspension
 
 
 @attrs.frozen
@@ -121,7 +123,8 @@ class StreamJob:
         self, engine: Engine, start: StreamStart, physical: PhysicalPlan, jobName: str, control: JobControl,
         publish: Callable[[dict[str, list]], None], assertions: Assertions,
     ) -> None:
-        self.suspension = Suspension()
+        self.lifecycle = Lifecycle(jobName)
+        control.whenCancelled(self.lifecycle.cancelled)
         self._control, self._lock = control, start.lock
         self._engine, self._jobName, self._checkpoint = engine, jobName, start.checkpoint
         self._cancelledAfter: float | None = None
@@ -131,14 +134,16 @@ class StreamJob:
         ]
 
         def newRun(claimed: set[str]) -> StreamRun:
+            target = StreamTarget(
+                engine, resumingOutputs(start.dag, claimed), physical, jobName, control, start.processingGuarantee
+            )
             return StreamRun(
-                engine, resumingOutputs(start.dag, claimed), physical, jobName, control, publish, assertions,
-                start.checkpoint, self.suspension, start.initialSnapshot, start.processingGuarantee, self._homes,
+                target, self.lifecycle, publish, assertions, self._homes, start.checkpoint, start.initialSnapshot
             )
 
-        self._homes: dict = {}
+        self._homes = Cache()
         """Where each shuffled vertex's partitions ran, kept across runs, so a resumed run's tasks go
-        back to the processors the workers kept (see ``RddBuilder``)."""
+        back to the processors the workers kept (see ``RddBuilder``); closed as the job ends."""
         self._newRun = newRun
         self._current = newRun(set())
 
@@ -146,33 +151,45 @@ class StreamJob:
         """Run until the job ends; between a suspension and a resume, wait. The checkpoint is
         the job's until then. A shutdown ends it with StoppedByShutdown, its checkpoint kept."""
         try:
-            while True:
-                try:
-                    metrics = self._current.run()
-                except Exception:  # a micro-batch whose Spark jobs a shutdown cancelled: the job stops all the same
-                    if self._cancelledAfter is None or self._control.cancelled:
-                        raise
-                    raise StoppedByShutdown(self._stoppedMessage(self._cancelledAfter)) from None
-                if self._control.cancelled:  # a cancel that came as the run stopped ends the job all the same
-                    self._current.discardCheckpoint()
-                    raise self._control.cancellation()
-                if not self._current.suspended:
-                    return metrics
-                if not self.suspension.awaitGoOn(lambda: self._control.cancelled):
-                    if not self._control.cancelled:
-                        raise StoppedByShutdown(self._stoppedMessage())
-                    self._current.discardCheckpoint()
-                    raise self._control.cancellation()
-                self._current = self._newRun(self._current.claimedOutputs())
+            metrics = self._runs()
+        except StoppedByShutdown:
+            self.lifecycle.end(JobPhase.NOT_RUNNING)
+            raise
+        except BaseException:
+            self.lifecycle.end(JobPhase.FAILED)
+            raise
         finally:
-            self._engine.forgetKept(self._homes)
+            self._homes.close()
             if self._lock is not None:
                 self._lock.release()
+        self.lifecycle.end(JobPhase.COMPLETED)
+        return metrics
+
+    def _runs(self) -> JobMetrics:
+        """Run one run after the other until the job ends; return the last one's figures."""
+        while True:
+            try:
+                metrics = self._current.run()
+            except Exception:  # a micro-batch whose Spark jobs a shutdown cancelled: the job stops all the same
+                if self._cancelledAfter is None or self._control.cancelled:
+                    raise
+                raise StoppedByShutdown(self._stoppedMessage(self._cancelledAfter)) from None
+            if self._control.cancelled:  # a cancel that came as the run stopped ends the job all the same
+                self._current.discardCheckpoint()
+                raise self._control.cancellation()
+            if not self._current.suspended:
+                return metrics
+            if not self.lifecycle.awaitGoOn():
+                if not self._control.cancelled:
+                    raise StoppedByShutdown(self._stoppedMessage())
+                self._current.discardCheckpoint()
+                raise self._control.cancellation()
+            self._current = self._newRun(self._current.claimedOutputs())
 
     def shutDown(self) -> None:
         """Stop the job after its micro-batch in progress, its states saved and committed, and
         end it (a suspended job ends at once), keeping its checkpoint."""
-        self.suspension.shutDown()
+        self.lifecycle.shutDown()
 
     def cancelMicroBatch(self, waited: float) -> None:
         """Cancel the Spark jobs of the micro-batch a shutdown waited ``waited`` seconds for: it
