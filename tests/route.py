@@ -17,7 +17,7 @@ the spine meets: each spine function's direct sparkjet callees before its next s
 Module and class bodies run by an import on the way are not stops; they are listed apart.
 
 Run: ``python tests/route.py [tree]`` (re-runs itself under ``<tree>/.venv/bin/python``), or
-``traceRoutes(jet)`` from a test."""
+``batchRoute(jet)`` and ``streamRoute(jet, checkpoints)`` from a test."""
 
 import collections
 import concurrent.futures
@@ -189,23 +189,33 @@ def traced(root: pathlib.Path, targets: tuple[str, ...], submit) -> Trace:
     return trace
 
 
-def traceRoutes(jet, checkpoints: str) -> dict[str, dict]:
-    """Return the routes of a tiny batch job and a tiny exactly-once stream job run by ``jet``."""
-    from sparkjet import JobConfig, Pipeline, ProcessingGuarantee, Sinks, TestSources
-    import sparkjet.planner
+def batchRoute(jet) -> dict:
+    """Return the route of a tiny batch job run by ``jet`` (see ``Trace.route``)."""
+    from sparkjet import Pipeline, Sinks, TestSources
 
-    root = pathlib.Path(sparkjet.planner.__file__).resolve().parent.parent
     batch = Pipeline.create()
     batch.readFrom(TestSources.items([1, 2, 3])).map(lambda x: x * 2).writeTo(Sinks.list("route-batch"))
+    return traced(treeOf(), TARGETS["batch"], lambda: jet.newJob(batch).join()).route()
+
+
+def streamRoute(jet, checkpoints: str) -> dict:
+    """Return the route of a tiny exactly-once stream job run by ``jet``, its checkpoint under
+    ``checkpoints`` (see ``Trace.route``)."""
+    from sparkjet import JobConfig, Pipeline, ProcessingGuarantee, Sinks, TestSources
+
     stream = Pipeline.create()
     (stream.readFrom(TestSources.finiteStream([(0, "a"), (1, "b")])).withNativeTimestamps(0)
         .map(str.upper).writeTo(Sinks.list("route-stream")))
     config = (JobConfig().setProcessingGuarantee(ProcessingGuarantee.EXACTLY_ONCE)
               .setCheckpointLocation(checkpoints))
-    return {
-        "batch": traced(root, TARGETS["batch"], lambda: jet.newJob(batch).join()).route(),
-        "stream": traced(root, TARGETS["stream"], lambda: jet.newJob(stream, config).join()).route(),
-    }
+    return traced(treeOf(), TARGETS["stream"], lambda: jet.newJob(stream, config).join()).route()
+
+
+def treeOf() -> pathlib.Path:
+    """Return the tree the imported sparkjet comes from."""
+    import sparkjet.planner
+
+    return pathlib.Path(sparkjet.planner.__file__).resolve().parent.parent
 
 
 def report(kind: str, route: dict) -> str:
@@ -243,7 +253,7 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as checkpoints:
             jet.spark()
-            routes = traceRoutes(jet, checkpoints)
+            routes = {"batch": batchRoute(jet), "stream": streamRoute(jet, checkpoints)}
     finally:
         jet.shutdown()
     print(f"tree {tree}")

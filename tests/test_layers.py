@@ -191,3 +191,16 @@ def test_the_runtime_asks_suppliers_nothing_but_their_capabilities():
 def test_the_runtime_reads_no_source_processors_module(module):
     """What a path is (``isHadoopUrl``) lives in the model, with the other paths a user gives."""
     assert "sparkjet.coredag.processors.sources" not in importsOf(MODULES[module])
+
+
+@pytest.mark.spark
+def test_a_batch_jobs_submission_route_never_enters_the_stream_runtime(jet):
+    """A batch job is told from a stream job by its suppliers' declared capabilities
+    (``readsStream``): traced from ``Jet.newJob`` to ``Engine.runBatch`` (tests/route.py), its
+    route calls no function of coredag/runtime/stream/, at any depth."""
+    from tests.route import batchRoute
+
+    route = batchRoute(jet)
+    entered = sorted(f"{file}:{function}" for file, function in route["called"] if file.startswith("coredag/runtime/stream/"))
+    assert not entered, f"a batch job's submission calls the stream runtime: {entered}"
+    assert route["spine"][0] == ("planner/jet.py", "Jet.newJob") and route["spine"][-1][1].endswith("runBatch")

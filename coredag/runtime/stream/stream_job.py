@@ -30,6 +30,7 @@ from sparkjet.coredag.runtime.stream.exported_snapshot import (
 from sparkjet.coredag.runtime.stream.stream_dag import (
     checkReplayable,
     checkStreamSinks,
+    notExactlyOnce,
     resumingOutputs,
     streamSources,
     unpeeked,
@@ -54,12 +55,15 @@ class StreamStart:
 
 
 def streamStart(
-    jobName: str, dag: DAG, checkpointLocation: str | None, initialSnapshotName: str | None,
-    startSession: Callable[[], object], processingGuarantee: ProcessingGuarantee = ProcessingGuarantee.NONE,
+    jobName: str, dag: DAG, processingGuarantee: ProcessingGuarantee, checkpointLocation: str | None,
+    initialSnapshotName: str | None, startSession: Callable[[], object],
 ) -> StreamStart:
-    """Check stream job ``jobName`` before it runs and find what it starts from: the exported
-    snapshot ``initialSnapshotName`` and, with a guarantee, its checkpoint at
-    ``checkpointLocation`` (a Hadoop URL is reached through the session ``startSession`` starts)."""
+    """Check stream job ``jobName`` before it runs (warning, when it is exactly once, of its
+    sinks that are not) and find what it starts from: the exported snapshot
+    ``initialSnapshotName`` and, with a guarantee, its checkpoint at ``checkpointLocation`` (a
+    Hadoop URL is reached through the session ``startSession`` starts)."""
+    if processingGuarantee is ProcessingGuarantee.EXACTLY_ONCE:
+        warnNotExactlyOnce(jobName, notExactlyOnce(dag))
     checkStreamSinks(dag)
     claimed: set[str] = set()
     initial = None
@@ -76,6 +80,18 @@ def streamStart(
         checkRestart(checkpoint, jobName, dag)
         claimed |= checkpoint.claimedOutputs()
     return StreamStart(resumingOutputs(dag, claimed), checkpoint, initial, lock, processingGuarantee)
+
+
+def warnNotExactlyOnce(jobName: str, sinks: list[str]) -> None:
+    """Say, when an exactly-once job is submitted, which of its sinks cannot be exactly once
+    (the warning names the line of ``Jet.newJob`` that submitted it)."""
+    if sinks:
+        warnings.warn(
+            f"Job '{jobName}' is EXACTLY_ONCE, but its sink(s) {', '.join(sinks)} may repeat the items of a "
+            "micro-batch run again after a restart (a logger logs them again; a sink of your own may do "
+            "anything): only its list, files, JSON and noop sinks are exactly once",
+            stacklevel=4,
+        )
 
 
 def checkRestart(checkpoint: StreamCheckpoint, jobName: str, dag: DAG) -> None:
