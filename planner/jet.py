@@ -362,18 +362,17 @@ class Jet:
         from sparkjet.coredag.runtime.engine import engineOf
         from sparkjet.planner.assertions import JobAssertions
 
-        start, stream = None, readsStream(planned.dag)
-        initialSnapshotName = config.getInitialSnapshotName()
-        if stream:
+        start = None
+        if readsStream(planned.dag):
             from sparkjet.coredag.runtime.stream.stream_job import StreamJob, streamStart
 
             guarantee = config.getProcessingGuarantee()
             location = None if guarantee is ProcessingGuarantee.NONE else config.checkpointLocation(jobName)
-            start = streamStart(jobName, planned.dag, guarantee, location, initialSnapshotName, self.spark)
+            start = streamStart(jobName, planned.dag, guarantee, location, config.getInitialSnapshotName(), self.spark)
             planned = attrs.evolve(planned, dag=start.dag)
-        elif initialSnapshotName is not None:
+        elif config.getInitialSnapshotName() is not None:
             raise JobError(
-                f"Job '{jobName}': setInitialSnapshotName('{initialSnapshotName}') is for stream "
+                f"Job '{jobName}': setInitialSnapshotName('{config.getInitialSnapshotName()}') is for stream "
                 "jobs; this one reads no stream, so it has no state to start from"
             )
         dag = preflightDag(planned.dag)
@@ -387,11 +386,11 @@ class Jet:
         try:
             assertions = JobAssertions(dag)
             if start is not None:
-                job = StreamJob(
+                stream = StreamJob(
                     engine, attrs.evolve(start, dag=dag), planned.physical, jobName, control, self._publishLists, assertions
                 )
-                running = self._executor.submit(self._finally, job.run, jobName, control)
-                return self._started(Job(jobName, planned, running, control, job.metrics, job.suspension, job))
+                running = self._executor.submit(self._finally, stream.run, jobName, control)
+                return self._started(Job(jobName, planned, running, control, stream.metrics, stream.suspension, stream))
             batch = functools.partial(self._runBatch, engine, dag, planned.physical, jobName, control, assertions)
             running = self._executor.submit(self._finally, batch, jobName, control)
             return self._started(Job(jobName, planned, running, control))

@@ -40,7 +40,7 @@ from sparkjet.coredag.runtime.stream.suspension import Suspension
 
 
 @attrs.frozen
-class StreamStart:
+class StreamJobStart:
     """What a stream job starts from: its ``dag`` (files sinks going on in the directories its
     earlier runs claimed), its ``checkpoint`` (None without a processing guarantee) and the
     exported snapshot it starts from, if any."""
@@ -57,7 +57,7 @@ class StreamStart:
 def streamStart(
     jobName: str, dag: DAG, processingGuarantee: ProcessingGuarantee, checkpointLocation: str | None,
     initialSnapshotName: str | None, startSession: Callable[[], object],
-) -> StreamStart:
+) -> StreamJobStart:
     """Check stream job ``jobName`` before it runs (warning, when it is exactly once, of its
     sinks that are not) and find what it starts from: the exported snapshot
     ``initialSnapshotName`` and, with a guarantee, its checkpoint at ``checkpointLocation`` (a
@@ -79,7 +79,7 @@ def streamStart(
         lock = checkpoint.open(jobName).lock(jobName)
         checkRestart(checkpoint, jobName, dag)
         claimed |= checkpoint.claimedOutputs()
-    return StreamStart(resumingOutputs(dag, claimed), checkpoint, initial, lock, processingGuarantee)
+    return StreamJobStart(resumingOutputs(dag, claimed), checkpoint, initial, lock, processingGuarantee)
 
 
 def warnNotExactlyOnce(jobName: str, sinks: list[str]) -> None:
@@ -134,7 +134,7 @@ class StreamJob:
     from the checkpoint the last one kept (without a guarantee, from the start, as in Jet)."""
 
     def __init__(
-        self, engine: Engine, start: StreamStart, physical: PhysicalPlan, jobName: str, control: JobControl,
+        self, engine: Engine, start: StreamJobStart, physical: PhysicalPlan, jobName: str, control: JobControl,
         publish: Callable[[dict[str, list]], None], assertions: Assertions,
     ) -> None:
         self.suspension = Suspension()
