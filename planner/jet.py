@@ -8,18 +8,17 @@ import itertools
 import os
 import sys
 import threading
-import warnings
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import attrs
 
+from sparkjet.coredag.api.capabilities import readsStream
 from sparkjet.coredag.api.standard import preflightDag
 from sparkjet.coredag.errors import DagError, Interrupted, JobError, SessionError, SparkjetError, StoppedByShutdown
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics
 from sparkjet.coredag.runtime.stream.state_directory import snapshotName
-from sparkjet.coredag.runtime.stream.stream_dag import notExactlyOnce, streamSources
 from sparkjet.pipeline.pipeline import Pipeline
 from sparkjet.planner.interrupts import cancelledMessage, interruptCancelsJobs
 from sparkjet.planner.job_config import JobConfig, ProcessingGuarantee
@@ -349,16 +348,15 @@ class Jet:
         start running it in a thread (a stream job with a guarantee from its checkpoint)."""
         interruptCancelsJobs.install()  # before pyspark is imported: a Ctrl-C then is one line too
         from sparkjet.coredag.runtime.engine import engineOf
-        from sparkjet.coredag.runtime.stream.stream_job import StreamJob, streamStart
         from sparkjet.planner.assertions import JobAssertions
 
         start = None
-        if streamSources(planned.dag):
+        if readsStream(planned.dag):
+            from sparkjet.coredag.runtime.stream.stream_job import StreamJob, streamStart
+
             guarantee = config.getProcessingGuarantee()
-            if guarantee is ProcessingGuarantee.EXACTLY_ONCE:
-                warnNotExactlyOnce(jobName, notExactlyOnce(planned.dag))
             location = None if guarantee is ProcessingGuarantee.NONE else config.checkpointLocation(jobName)
-            start = streamStart(jobName, planned.dag, location, config.getInitialSnapshotName(), self.spark, guarantee)
+            start = streamStart(jobName, planned.dag, guarantee, location, config.getInitialSnapshotName(), self.spark)
             planned = attrs.evolve(planned, dag=start.dag)
         elif config.getInitialSnapshotName() is not None:
             raise JobError(
@@ -507,17 +505,6 @@ class Jet:
 
     def __exit__(self, *raised) -> None:
         self.shutdown()
-
-
-def warnNotExactlyOnce(jobName: str, sinks: list[str]) -> None:
-    """Say, when an exactly-once job is submitted, which of its sinks cannot be exactly once."""
-    if sinks:
-        warnings.warn(
-            f"Job '{jobName}' is EXACTLY_ONCE, but its sink(s) {', '.join(sinks)} may repeat the items of a "
-            "micro-batch run again after a restart (a logger logs them again; a sink of your own may do "
-            "anything): only its list, files, JSON and noop sinks are exactly once",
-            stacklevel=3,
-        )
 
 
 def _completed() -> concurrent.futures.Future:

@@ -13,12 +13,11 @@ from sparkjet.coredag.runtime.stream.state_directory import fileName, snapshotNa
 
 
 class JobConfig:
-    """A job's name, processing guarantee, snapshot interval, checkpoint location and initial snapshot."""
+    """A job's name, processing guarantee, checkpoint location and initial snapshot."""
 
     def __init__(self) -> None:
         self._name: str | None = None
         self._guarantee = ProcessingGuarantee.NONE
-        self._snapshotIntervalMillis = 10_000
         self._checkpointLocation: str | None = None
         self._initialSnapshotName: str | None = None
 
@@ -43,16 +42,11 @@ class JobConfig:
         return self._guarantee
 
     def setSnapshotIntervalMillis(self, millis: int) -> "JobConfig":
-        """Set Jet's snapshot interval; a sparkjet stream job snapshots at the end of every
-        micro-batch, so it is kept and reported, not used."""
+        """Accept Jet's snapshot interval, checked; a sparkjet stream job snapshots at the end of
+        every micro-batch instead, so the interval changes nothing."""
         if not isinstance(millis, int) or millis < 0:
             raise ValueError(f"setSnapshotIntervalMillis takes 0 or more milliseconds, got {millis!r}")
-        self._snapshotIntervalMillis = millis
         return self
-
-    def getSnapshotIntervalMillis(self) -> int:
-        """Return the snapshot interval."""
-        return self._snapshotIntervalMillis
 
     def setCheckpointLocation(self, directory: "str | os.PathLike | None") -> "JobConfig":
         """Keep the stream job's checkpoint (Spark's offsets and commits, the processors'

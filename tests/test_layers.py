@@ -222,3 +222,16 @@ def test_no_runtime_class_sets_more_than_15_attributes(module):
         for cls in ast.walk(tree) if isinstance(cls, ast.ClassDef) and len(attributesOf(cls)) > MAX_ATTRIBUTES
     }
     assert set(wide) <= WIDE_CLASSES_LEFT, f"classes setting more than {MAX_ATTRIBUTES} attributes: {wide}"
+
+
+@pytest.mark.spark
+def test_a_batch_jobs_submission_route_never_enters_the_stream_runtime(jet):
+    """A batch job is told from a stream job by its suppliers' declared capabilities
+    (``readsStream``): traced from ``Jet.newJob`` to ``Engine.runBatch`` (tests/route.py), its
+    route calls no function of coredag/runtime/stream/, at any depth."""
+    from tests.route import batchRoute
+
+    route = batchRoute(jet)
+    entered = sorted(f"{file}:{function}" for file, function in route["called"] if file.startswith("coredag/runtime/stream/"))
+    assert not entered, f"a batch job's submission calls the stream runtime: {entered}"
+    assert route["spine"][0] == ("planner/jet.py", "Jet.newJob") and route["spine"][-1][1].endswith("runBatch")

@@ -12,6 +12,7 @@ from collections.abc import Callable
 import attrs
 
 from sparkjet.coredag.api.processor import AbstractProcessor, Processor
+from sparkjet.coredag.model.dag import DAG
 
 
 @attrs.frozen
@@ -71,6 +72,11 @@ def capabilitiesOf(supplier: Callable) -> Capabilities:
     if isinstance(supplier, DeclaresCapabilities):
         return supplier.capabilities()
     return Capabilities(needsHeartbeat=mayPrepareCommits(supplier))
+
+
+def readsStream(dag: DAG) -> bool:
+    """Return whether ``dag`` is a stream job's: one of its suppliers declares a stream source."""
+    return any(capabilitiesOf(vertex.processorSupplier).readsStream for vertex in dag.vertices())
 
 
 def mayPrepareCommits(supplier: Callable) -> bool:

@@ -37,19 +37,19 @@ __all__ = [
 ]
 
 
-@attrs.frozen
+@attrs.frozen(kw_only=True)
 class JobOutcome:
     """What a finished job (or micro-batch) hands back to its driver: the items of its list
-    sinks, the DataFrames of its DataFrame sinks, the figures of what it did, the physical plan
-    it ran and, after a stream's micro-batch, the state of each vertex's processors by index."""
+    sinks, the DataFrames of its DataFrame sinks, its raw figures and, for a batch job, their
+    summary (``metrics``); after a stream's micro-batch, the state of each vertex's processors by index."""
 
     lists: dict[str, list]
     dataFrames: dict[str, DataFrame]
-    metrics: JobMetrics
-    physicalPlan: PhysicalPlan
-    states: dict[str, dict[int, ProcessorState]] = attrs.field(factory=dict)
     counts: Counter = attrs.field(factory=Counter)
-    """The raw figures the metrics summarize (a stream job adds up its micro-batches')."""
+    """The raw figures of what the job did (a stream job adds up its micro-batches')."""
+    metrics: JobMetrics | None = None
+    """A batch job's figures (None after a micro-batch: its stream job summarizes its added-up counts)."""
+    states: dict[str, dict[int, ProcessorState]] = attrs.field(factory=dict)
 
 
 def physicalPlanOn(spark: SparkSession, dag: DAG) -> PhysicalPlan:
@@ -68,7 +68,7 @@ def executeDag(
     caches: StreamCaches | None = None,
 ) -> JobOutcome:
     """Run a validated, preflighted ``dag`` as its physical ``plan`` says (by default, the one
-    ``physicalPlanOn`` makes); return its list sinks' items, its DataFrames, its figures and the plan.
+    ``physicalPlanOn`` makes); return its list sinks' items, its DataFrames and its figures.
 
     ``control`` cancels the run when asked; a task failed by the job's own error (a user
     function's, say) fails the run at once, without its retries. A failure or a cancellation
@@ -105,10 +105,10 @@ def executeDag(
     finally:
         builder.unpersist()
         forgetAccumulators(counts, states)
-    seconds = time.perf_counter() - started
-    metrics = JobMetrics.of(jobName, seconds, dag, counts.value, plan.shuffledEdges())
-    byVertex = _byVertex(states.value) if states is not None else {}
-    return JobOutcome(lists, dataFrames, metrics, plan, byVertex, counts.value)
+    if microBatch is not None:
+        return JobOutcome(lists=lists, dataFrames=dataFrames, counts=counts.value, states=_byVertex(states.value))
+    metrics = JobMetrics.of(jobName, time.perf_counter() - started, dag, counts.value, plan.shuffledEdges())
+    return JobOutcome(lists=lists, dataFrames=dataFrames, counts=counts.value, metrics=metrics)
 
 
 def forgetAccumulators(*accumulators) -> None:

@@ -1,4 +1,4 @@
-"""The Spark runtime executes a physical plan, and hands back the plan the job ran."""
+"""The Spark runtime executes a physical plan: the one its session gives, or the one given."""
 
 from collections import Counter
 
@@ -28,11 +28,10 @@ def taggingDag(listName: str) -> DAG:
     return dag.edge(Edge.between(source, tagger).distributed()).edge(Edge.between(tagger, sink))
 
 
-def test_a_job_hands_back_the_physical_plan_it_ran(spark):
+def test_a_job_runs_the_physical_plan_its_session_gives(spark):
     dag = taggingDag("planned")
     outcome = executeDag(spark, dag, "planned")
-    assert outcome.physicalPlan == physicalPlanOn(spark, dag)
-    assert outcome.physicalPlan.vertex("tagger").parallelism == 1  # a small job
+    assert physicalPlanOn(spark, dag).vertex("tagger").parallelism == 1  # a small job
     assert Counter(outcome.lists["planned"]) == Counter({(0, 1): 30})
 
 
@@ -40,7 +39,6 @@ def test_a_given_physical_plan_is_obeyed(spark):
     dag = taggingDag("given")
     plan = physicalPlan(dag, 3)
     outcome = executeDag(spark, dag, "given", plan=plan)
-    assert outcome.physicalPlan is plan
     assert Counter(index for index, _ in outcome.lists["given"]).keys() == {0, 1, 2}
     assert {total for _, total in outcome.lists["given"]} == {3}
     assert outcome.metrics.edge("source", "tagger").shuffleBytes > 0

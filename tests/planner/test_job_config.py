@@ -9,7 +9,7 @@ from sparkjet import JobConfig, Pipeline, ProcessingGuarantee, Sinks, Sources
 from sparkjet.coredag.runtime.processor_state import ProcessorState
 from sparkjet.planner import plan
 from sparkjet.coredag.runtime.stream.checkpoint import StreamCheckpoint
-from sparkjet.planner.jet import warnNotExactlyOnce
+from sparkjet.coredag.runtime.stream.stream_job import warnNotExactlyOnce
 from sparkjet.coredag.runtime.stream.stream_dag import notExactlyOnce, resumingOutputs
 
 

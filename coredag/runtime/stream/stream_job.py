@@ -32,6 +32,7 @@ from sparkjet.coredag.runtime.stream.exported_snapshot import (
 from sparkjet.coredag.runtime.stream.stream_dag import (
     checkReplayable,
     checkStreamSinks,
+    notExactlyOnce,
     resumingOutputs,
     streamSources,
     unpeeked,
@@ -41,7 +42,7 @@ from sparkjet.coredag.runtime.stream.stream_run import Assertions, StreamRun
 
 
 @attrs.frozen
-class StreamStart:
+class StreamJobStart:
     """What a stream job starts from: its ``dag`` (files sinks going on in the directories its
     earlier runs claimed), its ``checkpoint`` (None without a processing guarantee) and the
     exported snapshot it starts from, if any."""
@@ -56,12 +57,15 @@ class StreamStart:
 
 
 def streamStart(
-    jobName: str, dag: DAG, checkpointLocation: str | None, initialSnapshotName: str | None,
-    startSession: Callable[[], object], processingGuarantee: ProcessingGuarantee = ProcessingGuarantee.NONE,
-) -> StreamStart:
-    """Check stream job ``jobName`` before it runs and find what it starts from: the exported
-    snapshot ``initialSnapshotName`` and, with a guarantee, its checkpoint at
-    ``checkpointLocation`` (a Hadoop URL is reached through the session ``startSession`` starts)."""
+    jobName: str, dag: DAG, processingGuarantee: ProcessingGuarantee, checkpointLocation: str | None,
+    initialSnapshotName: str | None, startSession: Callable[[], object],
+) -> StreamJobStart:
+    """Check stream job ``jobName`` before it runs (warning, when it is exactly once, of its
+    sinks that are not) and find what it starts from: the exported snapshot
+    ``initialSnapshotName`` and, with a guarantee, its checkpoint at ``checkpointLocation`` (a
+    Hadoop URL is reached through the session ``startSession`` starts)."""
+    if processingGuarantee is ProcessingGuarantee.EXACTLY_ONCE:
+        warnNotExactlyOnce(jobName, notExactlyOnce(dag))
     checkStreamSinks(dag)
     claimed: set[str] = set()
     initial = None
@@ -77,7 +81,19 @@ def streamStart(
         lock = checkpoint.open(jobName).lock(jobName)
         checkRestart(checkpoint, jobName, dag)
         claimed |= checkpoint.claimedOutputs()
-    return StreamStart(resumingOutputs(dag, claimed), checkpoint, initial, lock, processingGuarantee)
+    return StreamJobStart(resumingOutputs(dag, claimed), checkpoint, initial, lock, processingGuarantee)
+
+
+def warnNotExactlyOnce(jobName: str, sinks: list[str]) -> None:
+    """Say, when an exactly-once job is submitted, which of its sinks cannot be exactly once
+    (the warning names the line of ``Jet.newJob`` that submitted it)."""
+    if sinks:
+        warnings.warn(
+            f"Job '{jobName}' is EXACTLY_ONCE, but its sink(s) {', '.join(sinks)} may repeat the items of a "
+            "micro-batch run again after a restart (a logger logs them again; a sink of your own may do "
+            "anything): only its list, files, JSON and noop sinks are exactly once",
+            stacklevel=4,
+        )
 
 
 def checkRestart(checkpoint: StreamCheckpoint, jobName: str, dag: DAG) -> None:
@@ -120,7 +136,7 @@ class StreamJob:
     from the checkpoint the last one kept (without a guarantee, from the start, as in Jet)."""
 
     def __init__(
-        self, engine: Engine, start: StreamStart, physical: PhysicalPlan, jobName: str, control: JobControl,
+        self, engine: Engine, start: StreamJobStart, physical: PhysicalPlan, jobName: str, control: JobControl,
         publish: Callable[[dict[str, list]], None], assertions: Assertions,
     ) -> None:
         self.lifecycle = Lifecycle(jobName)
