@@ -226,13 +226,13 @@ def progressReports(control: pathlib.Path) -> list[dict]:
 
 
 def awaitProcessed(control: pathlib.Path, lines: int, process: threading.Thread) -> bool:
-    """Wait until the query has read ``lines`` rows and then ran no micro-batch for
+    """Wait until the query has read ``lines`` lines and then ran no micro-batch for
     ``QUIET_SECONDS`` (Structured Streaming's extra batch that applies the watermark included);
     return whether it did within ``PHASE_TIMEOUT_SECONDS``."""
     deadline = time.monotonic() + PHASE_TIMEOUT_SECONDS
     while time.monotonic() < deadline and process.is_alive():
         reports = progressReports(control)
-        if sum(report["numInputRows"] for report in reports) >= lines:
+        if sum(report["lines"] for report in reports) >= lines:
             if time.time() - max(report["received"] for report in reports) >= QUIET_SECONDS:
                 return True
         time.sleep(0.05)
@@ -303,15 +303,15 @@ def figures(run: Run, stream: StreamInput) -> Figures | None:
     reports = sorted(run.result["progress"], key=lambda report: report["batchId"])
     burstDrop = run.drops[1] if len(run.drops) > 1 else float("inf")
     pacedDrop = run.drops[stream.paced.start] if len(run.drops) > stream.paced.start else float("inf")
-    warm = [r for r in reports if r["received"] < burstDrop and r["numInputRows"] > 0]
+    warm = [r for r in reports if r["received"] < burstDrop and r["lines"] > 0]
     burst = [r for r in reports if burstDrop <= r["received"] < pacedDrop]
     paced = [r for r in reports if r["received"] >= pacedDrop]
-    burstLines = sum(r["numInputRows"] for r in burst) if stream.burst else None
+    burstLines = sum(r["lines"] for r in burst) if stream.burst else None
     burstBusy = busy(burst) if stream.burst else None
     rate = burstLines / burstBusy if burstBusy else None
-    dataBusy = busy([r for r in burst if r["numInputRows"] > 0])
+    dataBusy = busy([r for r in burst if r["lines"] > 0])
     dataRate = burstLines / dataBusy if stream.burst and dataBusy else None
-    pacedLines = sum(r["numInputRows"] for r in paced)
+    pacedLines = sum(r["lines"] for r in paced)
     pacedRate = pacedLines / busy(paced) if paced and busy(paced) else None
     wordsPerLine = stream.words / stream.lines
     return Figures(
@@ -327,7 +327,7 @@ def figures(run: Run, stream: StreamInput) -> Figures | None:
         wordsPerSecond=rate * wordsPerLine if rate else None,
         dataBatchLinesPerSecond=dataRate,
         pacedLines=pacedLines,
-        pacedDataBatches=sum(1 for r in paced if r["numInputRows"] > 0),
+        pacedDataBatches=sum(1 for r in paced if r["lines"] > 0),
         pacedBusySeconds=busy(paced) if paced else None,
         pacedLinesPerSecond=pacedRate,
         latencies=latencies,

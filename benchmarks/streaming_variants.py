@@ -3,7 +3,8 @@ process: ``python -m benchmarks.streaming_variants VARIANT CONTROL_DIR``.
 
 CONTROL_DIR holds ``config.json`` (the watched directory, the windows to wait for); the process
 writes ``ready`` once its query waits for data and appends each micro-batch's progress report to
-``progress.jsonl`` as it arrives (the harness paces its drops by them), collects every window
+``progress.jsonl`` as it arrives, with the lines the micro-batch read (the harness paces its drops
+by them), collects every window
 result the query delivers with the time it reached the sink, until every expected window has
 arrived (or the harness writes ``stop``), and writes ``result.json``: the results with their
 arrival times, the progress reports, the session's settings.
@@ -20,6 +21,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 
 from benchmarks.session import MASTER, settings, startSession
 from benchmarks.words import split
@@ -66,9 +68,10 @@ class Collector:
             return {(start, end) for _, start, end, _, _ in self.rows}
 
 
-def progressListener(collector: Collector, control: pathlib.Path):
+def progressListener(collector: Collector, control: pathlib.Path, linesRead: Callable[[int, int], int]):
     """Return a StreamingQueryListener keeping each micro-batch's progress report, also appended
-    to ``progress.jsonl`` in ``control``."""
+    to ``progress.jsonl`` in ``control``, with the ``lines`` the micro-batch read:
+    ``linesRead(batchId, numInputRows)``."""
     from pyspark.sql.streaming import StreamingQueryListener
 
     class Listener(StreamingQueryListener):
@@ -81,6 +84,7 @@ def progressListener(collector: Collector, control: pathlib.Path):
                 "batchId": progress.batchId,
                 "timestamp": progress.timestamp,
                 "numInputRows": progress.numInputRows,
+                "lines": linesRead(progress.batchId, progress.numInputRows),
                 "durationMs": dict(progress.durationMs),
                 "eventTime": dict(progress.eventTime),
                 "received": time.time(),
@@ -119,7 +123,7 @@ def awaitWindows(collector: Collector, config: dict, control: pathlib.Path, fail
         if failed():
             return "query failed"
         if (control / "stop").exists():
-            return "stopped by the harness"
+            return f"stopped by the harness: {(control / 'stop').read_text()}"
         if expected <= collector.windows():
             time.sleep(SETTLE_SECONDS)
             return "all windows arrived"
@@ -137,7 +141,15 @@ def sparkjet(config: dict, control: pathlib.Path) -> dict:
     jet = Jet(master=MASTER)
     spark = jet.spark()
     collector = Collector()
-    spark.streams.addListener(progressListener(collector, control))
+    started: list = []  # the job, once newJob returned: no file is dropped before ``ready``
+
+    def linesRead(batchId: int, numInputRows: int) -> int:
+        """The lines the job's sources read in micro-batch ``batchId``: its query's rows are the
+        watched directory's new files, listed (each read by a Python worker), not their lines."""
+        batches = started[0].metrics().microBatches if started else ()
+        return sum(batch.itemsRead for batch in batches if batch.batchId == batchId)
+
+    spark.streams.addListener(progressListener(collector, control, linesRead))
     p = Pipeline.create()
     (
         p.readFrom(Sources.fileWatcher(config["watched"]))
@@ -165,6 +177,7 @@ def sparkjet(config: dict, control: pathlib.Path) -> dict:
     poller = threading.Thread(target=poll, daemon=True)
     poller.start()
     job = jet.newJob(p, name="streaming-word-count")
+    started.append(job)
     awaitReady(spark, control)
     ended = awaitWindows(collector, config, control, lambda: job.getStatus() is JobStatus.FAILED)
     job.cancel()
@@ -196,7 +209,7 @@ def structuredStreaming(
 
     spark = startSession()
     collector = Collector()
-    spark.streams.addListener(progressListener(collector, control))
+    spark.streams.addListener(progressListener(collector, control, lambda batchId, numInputRows: numInputRows))
     parts = F.split(F.col("value"), " ", 2)
     lines = spark.readStream.text(config["watched"]).select(
         F.timestamp_millis(parts.getItem(0).cast("long")).alias("eventTime"),

@@ -1,13 +1,25 @@
-"""A watched directory on Spark: bad files make clear errors or warnings naming the file, and
-the job goes on past a file deleted before it was read (issue 25, points 4, 5 and 10)."""
+"""A watched directory on Spark: bad files make clear errors or warnings naming the file, the
+job goes on past a file deleted before it was read (issue 25, points 4, 5 and 10), and the files
+one micro-batch takes are read in the order they appeared."""
 
 import logging
 import os
+import time
+from collections import Counter
 
 import attrs
 import pytest
 
-from sparkjet import InputError, Pipeline, Sinks, Sources, UserFunctionError, plan
+from sparkjet import (
+    AggregateOperations,
+    InputError,
+    Pipeline,
+    Sinks,
+    Sources,
+    UserFunctionError,
+    WindowDefinition,
+    plan,
+)
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.processors.stream_sources import FileWatcherP
 from sparkjet.planner import JobStatus
@@ -165,3 +177,35 @@ def test_a_timestamp_function_that_fails_names_the_file_and_line_its_item_came_f
     with pytest.raises(UserFunctionError, match=rf"failed on item 'no time' \(line 2 of '{watched / 'a.txt'}'\): "
                        r"ValueError: no time here"):
         job.join()
+
+
+def lineTime(line: str) -> int:
+    return int(line.split()[0])
+
+
+def lineWord(line: str) -> str:
+    return line.split()[1]
+
+
+def test_the_files_one_micro_batch_takes_are_read_in_the_order_they_appeared(jet, watched):
+    # file i holds event times from i * 2 s on; Spark's file source gives a micro-batch's files
+    # largest first, in partitions of about two: in its order file 3 comes before file 2
+    sizes = [70, 60, 40, 50]
+    files = [[f"{i * 2000 + number} w{number % 3}" for number in range(size)] for i, size in enumerate(sizes)]
+    appeared = time.time() - 60
+    for number, lines in enumerate(files):  # all there before the job starts: its first micro-batch takes them
+        dropFile(watched, f"{number}.txt", lines)
+        os.utime(watched / f"{number}.txt", (appeared + number, appeared + number))
+    p = Pipeline.create()
+    (p.readFrom(Sources.fileWatcher(str(watched))).withTimestamps(lineTime, 100)
+      .groupingKey(lineWord).window(WindowDefinition.tumbling(1000))
+      .aggregate(AggregateOperations.counting()).writeTo(Sinks.list("in-order")))
+    expected = Counter((lineTime(line) // 1000 * 1000, lineWord(line)) for lines in files for line in lines)
+    job = jet.newJob(p)
+    eventually(lambda: job.metrics().itemsReadInMicroBatches == sum(sizes))
+    dropFile(watched, "end.txt", ["60000 end"])  # its watermark closes every window before it
+    results = jet.getList("in-order")
+    eventually(lambda: any(result.start == 6000 for result in results))
+    job.cancel()
+    assert Counter({(result.start, result.key): result.result for result in results}) == expected
+    assert len(results) == len(expected), "each window is emitted once"
