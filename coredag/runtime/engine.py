@@ -17,7 +17,7 @@ from sparkjet.coredag.runtime.micro_batch import MicroBatch
 from sparkjet.coredag.runtime.output_directory import OutputDirectoryClaim
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
 
-__all__ = ["ClassicEngine", "Engine", "JobControl", "JobOutcome", "MicroBatch", "StageInfo", "engineOf", "runningStages"]
+__all__ = ["ClassicEngine", "Engine", "JobControl", "JobOutcome", "MicroBatch", "StageInfo", "engineOf", "isConnectSession", "runningStages"]
 
 
 class Engine(Protocol):
@@ -68,9 +68,24 @@ class Engine(Protocol):
 
 
 def engineOf(spark: SparkSession) -> Engine:
-    """Return the engine that runs jobs on ``spark``: the classic one, which drives Spark's
+    """Return the engine that runs jobs on ``spark``: for a Spark Connect session the Connect
+    engine, which uses the DataFrame API alone; else the classic one, which drives Spark's
     SparkContext and RDDs."""
+    if isConnectSession(spark):
+        from sparkjet.coredag.runtime.connect_engine import ConnectEngine  # imports the Connect client
+
+        return ConnectEngine(spark)
     return ClassicEngine(spark)
+
+
+def isConnectSession(spark: SparkSession) -> bool:
+    """Return whether ``spark`` is a Spark Connect session (PySpark's own ``is_remote()`` says
+    whether this process was started for Connect, not what a given session is)."""
+    try:
+        from pyspark.sql.connect.session import SparkSession as ConnectSession
+    except ImportError:  # the Connect client's packages are not installed: no such session exists
+        return False
+    return isinstance(spark, ConnectSession)
 
 
 def runningStages(jobGroup: str) -> tuple[list[int], list[StageInfo]]:

@@ -7,6 +7,7 @@ import functools
 import itertools
 import logging
 
+import attrs
 from py4j.protocol import Py4JError
 from pyspark import RDD, StorageLevel
 from pyspark.rdd import PipelinedRDD
@@ -29,6 +30,7 @@ from sparkjet.coredag.runtime.processor_state import redistributed
 from sparkjet.coredag.runtime.shuffling import homePacket, routeItems, targetPartition
 from sparkjet.coredag.runtime.state_store import StateStore
 from sparkjet.coredag.runtime.tasklet import TaskletSpec
+from sparkjet.coredag.runtime.vertex_specs import vertexTaskletSpec
 from sparkjet.coredag.runtime.vertex_tasks import runVertex, selectOrdinal
 from sparkjet.coredag.runtime.watermarks import EdgeQueues
 
@@ -122,25 +124,11 @@ class RddBuilder:
 
     def _taskletSpec(self, name: str, inbound: list[Edge], sparkSource: bool) -> TaskletSpec:
         """Return what a task of vertex ``name`` needs, its inbound edges in the order consumed."""
-        vertex, planned = self.dag.getVertex(name), self.plan.vertex(name)
-        supplier, count = vertex.processorSupplier, planned.parallelism
-        config = (inbound or self.dag.getOutboundEdges(name) or [Edge(name)])[0].config
-        return TaskletSpec(
-            vertexName=vertex.stageName,
-            processorSupplier=supplier.sparkRowsSupplier() if sparkSource else supplier,
-            totalParallelism=count,
-            inboundOrdinals=(0,) if sparkSource else tuple(e.destOrdinal for e in inbound),
-            bucketCount=planned.buckets,
-            queueSize=config.queueSize,
-            outboxCapacity=config.outboxCapacity,
-            jobName=self.jobName,
-            inboundPriorities=tuple(e.priorityNumber for e in inbound),
-            inboundOrdering=inbound[0].ordering if len(inbound) == 1 else None,
-            loop=planned.loop,
-            watermarkQueues=tuple(self._edgeQueues(edge) for edge in inbound if edge.sourceName in self._carriers),
-            carriesWatermarks=name in self._carriers,
-            hasOutboundEdges=bool(self.dag.getOutboundEdges(name)),
-            dagVertexName=name,
+        spec = vertexTaskletSpec(
+            self.dag, self.plan, self.jobName, name, inbound, sparkSource, self._carriers, self._edgeQueues
+        )
+        return attrs.evolve(
+            spec,
             savesState=self.microBatch is not None and not self.microBatch.final and not self._isStatic(name),
             processingGuarantee=(
                 ProcessingGuarantee.NONE if self.microBatch is None else self.microBatch.processingGuarantee
