@@ -83,3 +83,77 @@ def test_a_failing_user_function_is_the_classic_engines_error(engine, connectSer
         connectServer.runOnClassicEngine("failing", 2)
     assert str(failed.value) == str(classic.value)
 
+
+def runDag(engine, dag: DAG, parallelism: int = 2, control=None):
+    """Run ``dag`` on ``engine`` at ``parallelism``; return its outcome."""
+    dag = preflightDag(dag)
+    return engine.runBatch(dag, physicalPlan(dag, parallelism), "test", control or engine.jobControl("test"))
+
+
+def filesDag(directory, fails: bool = False) -> DAG:
+    dag = DAG()
+    source = dag.newVertex("source", ItemsP(tuple(range(30))), 2)
+    middle = dag.newVertex("fail on 13" if fails else "pass", FailOn13 if fails else PassOn)
+    sink = dag.newVertex("files", FilesSinkP(str(directory)), 2)
+    return dag.edge(Edge.between(source, middle)).edge(Edge.between(middle, sink))
+
+
+class PassOn(AbstractProcessor):
+    def tryProcess0(self, item) -> bool:
+        return self.tryEmit(item)
+
+
+def test_a_files_sink_writes_and_commits_its_directory_on_the_server(engine, tmp_path):
+    target = tmp_path / "out" / "counts"
+    runDag(engine, filesDag(target))
+    names = sorted(os.listdir(target))
+    assert names == ["_SUCCESS", "part-00000", "part-00001"]
+    lines = [line for name in names for line in (target / name).read_text().splitlines()]
+    assert Counter(lines) == Counter(str(item) for item in range(30))
+
+
+def test_a_failed_files_sink_leaves_nothing_and_removes_nothing_it_did_not_write(engine, tmp_path):
+    (tmp_path / "keep.txt").write_text("mine")
+    target = tmp_path / "out" / "counts"
+    with pytest.raises(UserFunctionError):
+        runDag(engine, filesDag(target, fails=True))
+    assert sorted(os.listdir(tmp_path)) == ["keep.txt"] and (tmp_path / "keep.txt").read_text() == "mine"
+
+
+def test_a_dataframe_sink_comes_back_as_a_dataframe_of_the_session(engine, connect):
+    dag = DAG()
+    source = dag.newVertex("source", ItemsP(tuple({"word": str(n), "count": n} for n in range(20))), 2)
+    sink = dag.newVertex("frame", DataFrameSinkP("counts", "word string, count long"), 1)
+    dag.edge(Edge.between(source, sink))
+    frame = runDag(engine, dag).dataFrames["counts"]
+    assert sorted((row["word"], row["count"]) for row in frame.collect()) == sorted((str(n), n) for n in range(20))
+    assert type(frame).__module__.startswith("pyspark.sql.connect")
+
+
+class SlowItems(AbstractProcessor):
+    """Takes a tenth of a second an item; notes in ``marker`` that it started."""
+
+    def __init__(self, marker: str) -> None:
+        super().__init__()
+        self._marker = marker
+
+    def tryProcess0(self, item) -> bool:
+        pathlib.Path(self._marker).touch()
+        time.sleep(0.1)
+        return self.tryEmit(item)
+
+
+def test_a_cancelled_job_stops_its_spark_jobs_and_fails_as_cancelled(engine, tmp_path):
+    marker = tmp_path / "started"
+    dag = DAG()
+    source = dag.newVertex("source", ItemsP(tuple(range(100_000))), 2)
+    slow = dag.newVertex("slow", functools.partial(SlowItems, str(marker)), 2)
+    sink = dag.newVertex("sink", ListSinkP("never"), 1)
+    dag.edge(Edge.between(source, slow)).edge(Edge.between(slow, sink))
+    control = engine.jobControl("cancelled")
+    with concurrent.futures.ThreadPoolExecutor(1) as executor:
+        running = executor.submit(runDag, engine, dag, 2, control)
+        eventually(marker.exists, progress=lambda: running.done())
+        control.cancel()
+        with pytest.raises(concurrent.futures.CancelledError, match="Job 'cancelled' was cancelled"):
+            running.result()
