@@ -191,3 +191,20 @@ def test_the_runtime_asks_suppliers_nothing_but_their_capabilities():
 def test_the_runtime_reads_no_source_processors_module(module):
     """What a path is (``isHadoopUrl``) lives in the model, with the other paths a user gives."""
     assert "sparkjet.coredag.processors.sources" not in importsOf(MODULES[module])
+
+
+CONNECT_ENGINE = (
+    "connect_engine", "dataframe_building", "dataframe_outputs", "arrow_tasks", "arrow_batches",
+    "server_directories", "partition_keys", "vertex_specs",
+)
+"""The modules of the Spark Connect engine (coredag/runtime/connect_engine.py) and those it
+shares with the classic one."""
+
+
+@pytest.mark.parametrize("module", [f"{RUNTIME}.{name}" for name in CONNECT_ENGINE])
+def test_the_connect_engine_uses_the_dataframe_api_alone(module):
+    """A Spark Connect session has no SparkContext, RDDs, accumulators or JVM: the Connect
+    engine touches none, nor the modules that build the classic engine's RDDs."""
+    assert not classicUses(MODULES[module]), f"{module} touches {sorted(classicUses(MODULES[module]))}"
+    classic = {f"{RUNTIME}.{name}" for name in ("classic_engine", "rdd_building", "coalescing")}
+    assert not classic & importsOf(MODULES[module]), f"{module} imports {sorted(classic & importsOf(MODULES[module]))}"

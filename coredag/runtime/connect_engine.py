@@ -101,7 +101,7 @@ class ConnectEngine:
             failure = control.failureOf(error)
             raise failure from failure.__cause__
         finally:
-            builder.unpersist()
+            builder.release()
         metrics = JobMetrics.of(jobName, time.perf_counter() - started, dag, counts, plan.shuffledEdges())
         return JobOutcome(lists, dataFrames, metrics, plan, counts=counts)
 
@@ -141,9 +141,8 @@ class ConnectEngine:
         raise JobError(_streamsRefused(None))
 
     def forgetKept(self, kept: dict) -> None:
-        """Unpersist the DataFrames a job kept cached."""
-        for dataFrame in kept.values():
-            dataFrame.unpersist()
+        """Let go of the DataFrames a job kept (the server drops them once nothing holds them)."""
+        kept.clear()
 
     @staticmethod
     def runningStages(jobGroup: str) -> tuple[list[int], list[StageInfo]]:

@@ -28,9 +28,8 @@ from sparkjet.coredag.runtime.arrow_tasks import (
 )
 from sparkjet.coredag.runtime.crossing import Crossing
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan, terminalOutputOf
-from sparkjet.coredag.runtime.rdd_building import watermarkCarriers
 from sparkjet.coredag.runtime.tasklet import TaskletSpec
-from sparkjet.coredag.runtime.vertex_specs import vertexTaskletSpec
+from sparkjet.coredag.runtime.vertex_specs import vertexTaskletSpec, watermarkCarriers
 from sparkjet.coredag.runtime.watermarks import EdgeQueues
 
 
@@ -80,10 +79,10 @@ class DataFrameBuilder:
         destinations = [edge.destName for edge in dag.getOutboundEdges(name)]
         return Crossing(producer, describeStages(destinations) if destinations else "its sink")
 
-    def unpersist(self) -> None:
-        """Drop the checkpointed outputs of vertices with several outbound edges."""
-        for cached in self._cached.values():
-            cached.unpersist()
+    def release(self) -> None:
+        """Let go of the checkpointed outputs of vertices with several outbound edges: the
+        Connect client has the server drop a checkpoint once nothing holds its DataFrame."""
+        self._cached.clear()
 
     def _buildFlow(self, name: str) -> Flow:
         count = self.plan.vertex(name).parallelism

@@ -30,7 +30,7 @@ from sparkjet.coredag.runtime.processor_state import redistributed
 from sparkjet.coredag.runtime.shuffling import homePacket, routeItems, targetPartition
 from sparkjet.coredag.runtime.state_store import StateStore
 from sparkjet.coredag.runtime.tasklet import TaskletSpec
-from sparkjet.coredag.runtime.vertex_specs import vertexTaskletSpec
+from sparkjet.coredag.runtime.vertex_specs import vertexTaskletSpec, watermarkCarriers
 from sparkjet.coredag.runtime.vertex_tasks import runVertex, selectOrdinal
 from sparkjet.coredag.runtime.watermarks import EdgeQueues
 
@@ -284,22 +284,6 @@ class RddBuilder:
         if exchange is Exchange.SHUFFLED:
             return False
         return exchange is Exchange.COALESCED or self._chainLengths.get(name, 1) + 1 > MAX_CHAIN_LENGTH
-
-
-def watermarkCarriers(dag: DAG, plan: PhysicalPlan) -> set[str]:
-    """Return the vertices whose output may hold watermarks: those whose processors insert them,
-    any processor not a standard one (it may emit its own: Jet needs no declaration), and every
-    vertex downstream of one (a standard processor forwards them)."""
-    carriers: set[str] = set()
-    for vertex in dag.topologicalOrder():
-        capabilities = plan.vertex(vertex.name).capabilities
-        if (
-            capabilities.emitsWatermarks
-            or not capabilities.hasFastPath
-            or any(edge.sourceName in carriers for edge in dag.getInboundEdges(vertex.name))
-        ):
-            carriers.add(vertex.name)
-    return carriers
 
 
 def _coalescedGroups(rdd: RDD) -> tuple[tuple[int, ...], ...]:

@@ -38,3 +38,19 @@ def vertexTaskletSpec(
         hasOutboundEdges=bool(dag.getOutboundEdges(name)),
         dagVertexName=name,
     )
+
+
+def watermarkCarriers(dag: DAG, plan: PhysicalPlan) -> set[str]:
+    """Return the vertices whose output may hold watermarks: those whose processors insert them,
+    any processor not a standard one (it may emit its own: Jet needs no declaration), and every
+    vertex downstream of one (a standard processor forwards them)."""
+    carriers: set[str] = set()
+    for vertex in dag.topologicalOrder():
+        capabilities = plan.vertex(vertex.name).capabilities
+        if (
+            capabilities.emitsWatermarks
+            or not capabilities.hasFastPath
+            or any(edge.sourceName in carriers for edge in dag.getInboundEdges(vertex.name))
+        ):
+            carriers.add(vertex.name)
+    return carriers
