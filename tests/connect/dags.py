@@ -27,6 +27,12 @@ def coreWordCount() -> DAG:
     return tutorial["wordCountDag"](str(CORPUS.parent), CORPUS.name)
 
 
+def urlWordCount() -> DAG:
+    """Tutorial 02's word count of the corpus named by a URL, which Spark's reader reads."""
+    tutorial = runpy.run_path(str(PROJECT / "tutorials" / "02_core_dag_word_count.py"))
+    return tutorial["wordCountDag"](CORPUS.parent.as_uri(), CORPUS.name)
+
+
 def pipelineWordCount() -> DAG:
     """The word count Pipeline of ``sparkjet.examples``, planned."""
     return planOf(wordCountPipeline(str(CORPUS.parent), CORPUS.name)).dag
@@ -78,4 +84,4 @@ def failing() -> DAG:
     return dag.edge(Edge.between(fail, sink))
 
 
-DAGS = {f.__name__: f for f in (coreWordCount, pipelineWordCount, routings, priorities, failing)}
+DAGS = {f.__name__: f for f in (coreWordCount, urlWordCount, pipelineWordCount, routings, priorities, failing)}

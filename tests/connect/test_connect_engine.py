@@ -44,7 +44,7 @@ def test_a_connect_session_gets_the_connect_engine_and_no_spark_context(engine):
 
 
 @pytest.mark.parametrize("parallelism", [1, 2, 3])
-@pytest.mark.parametrize("name", ["coreWordCount", "pipelineWordCount"])
+@pytest.mark.parametrize("name", ["coreWordCount", "urlWordCount", "pipelineWordCount"])
 def test_the_word_count_gives_the_classic_engines_answer_and_figures(engine, connectServer, name, parallelism):
     lists, figures = runOn(engine, name, parallelism)
     assert Counter(dict(lists["counts"])) == CORPUS_WORDS
