@@ -157,3 +157,10 @@ def test_a_cancelled_job_stops_its_spark_jobs_and_fails_as_cancelled(engine, tmp
         control.cancel()
         with pytest.raises(concurrent.futures.CancelledError, match="Job 'cancelled' was cancelled"):
             running.result()
+
+
+def test_the_physical_plan_takes_the_servers_default_parallelism(engine):
+    dag = DAG()
+    source = dag.newVertex("source", ItemsP(tuple(range(10))))
+    dag.edge(Edge.between(source, dag.newVertex("sink", ListSinkP("planned"))))
+    assert engine.physicalPlan(dag).sessionParallelism == 2, "the server runs local[2]"
