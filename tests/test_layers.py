@@ -235,3 +235,20 @@ def test_a_batch_jobs_submission_route_never_enters_the_stream_runtime(jet):
     entered = sorted(f"{file}:{function}" for file, function in route["called"] if file.startswith("coredag/runtime/stream/"))
     assert not entered, f"a batch job's submission calls the stream runtime: {entered}"
     assert route["spine"][0] == ("planner/jet.py", "Jet.newJob") and route["spine"][-1][1].endswith("runBatch")
+
+
+CONNECT_ENGINE = (
+    "connect_engine", "dataframe_building", "dataframe_outputs", "arrow_tasks", "arrow_batches",
+    "server_directories", "partition_keys", "vertex_specs",
+)
+"""The modules of the Spark Connect engine (coredag/runtime/connect_engine.py) and those it
+shares with the classic one."""
+
+
+@pytest.mark.parametrize("module", [f"{RUNTIME}.{name}" for name in CONNECT_ENGINE])
+def test_the_connect_engine_uses_the_dataframe_api_alone(module):
+    """A Spark Connect session has no SparkContext, RDDs, accumulators or JVM: the Connect
+    engine touches none, nor the modules that build the classic engine's RDDs."""
+    assert not classicUses(MODULES[module]), f"{module} touches {sorted(classicUses(MODULES[module]))}"
+    classic = {f"{RUNTIME}.{name}" for name in ("classic_engine", "rdd_building", "coalescing")}
+    assert not classic & importsOf(MODULES[module]), f"{module} imports {sorted(classic & importsOf(MODULES[module]))}"

@@ -17,8 +17,12 @@ from sparkjet.coredag.runtime.job_control import JobControl, StageInfo
 from sparkjet.coredag.runtime.micro_batch import MicroBatch
 from sparkjet.coredag.runtime.output_directory import OutputDirectoryClaim
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
+from sparkjet.coredag.runtime.session import isConnect
 
-__all__ = ["ClassicEngine", "Engine", "JobControl", "JobOutcome", "MicroBatch", "StageInfo", "StreamCaches", "engineOf", "runningStages"]
+__all__ = [
+    "ClassicEngine", "Engine", "JobControl", "JobOutcome", "MicroBatch", "StageInfo", "StreamCaches", "engineOf",
+    "runningStages",
+]
 
 
 class Engine(Protocol):
@@ -67,9 +71,15 @@ class Engine(Protocol):
 
 
 def engineOf(spark: SparkSession) -> Engine:
-    """Return the engine that runs jobs on ``spark``: the classic one, which drives Spark's
+    """Return the engine that runs jobs on ``spark``: for a Spark Connect session the Connect
+    engine, which uses the DataFrame API alone; else the classic one, which drives Spark's
     SparkContext and RDDs."""
+    if isConnect(spark):
+        from sparkjet.coredag.runtime.connect_engine import ConnectEngine  # imports the Connect client
+
+        return ConnectEngine(spark)
     return ClassicEngine(spark)
+
 
 
 def runningStages(jobGroup: str) -> tuple[list[int], list[StageInfo]]:

@@ -7,6 +7,7 @@ import functools
 import itertools
 import logging
 
+import attrs
 from py4j.protocol import Py4JError
 from pyspark import RDD, StorageLevel
 from pyspark.rdd import PipelinedRDD
@@ -30,6 +31,7 @@ from sparkjet.coredag.runtime.processor_state import redistributed
 from sparkjet.coredag.runtime.shuffling import homePacket, routeItems, targetPartition
 from sparkjet.coredag.runtime.state_store import StateStore
 from sparkjet.coredag.runtime.tasklet import TaskletSpec
+from sparkjet.coredag.runtime.vertex_specs import vertexTaskletSpec, watermarkCarriers
 from sparkjet.coredag.runtime.vertex_tasks import runVertex, selectOrdinal
 from sparkjet.coredag.runtime.watermarks import EdgeQueues
 
@@ -121,25 +123,11 @@ class RddBuilder:
 
     def _taskletSpec(self, name: str, inbound: list[Edge], sparkSource: bool) -> TaskletSpec:
         """Return what a task of vertex ``name`` needs, its inbound edges in the order consumed."""
-        vertex, planned = self.dag.getVertex(name), self.plan.vertex(name)
-        supplier, count = vertex.processorSupplier, planned.parallelism
-        config = (inbound or self.dag.getOutboundEdges(name) or [Edge(name)])[0].config
-        return TaskletSpec(
-            vertexName=vertex.stageName,
-            processorSupplier=supplier.sparkRowsSupplier() if sparkSource else supplier,
-            totalParallelism=count,
-            inboundOrdinals=(0,) if sparkSource else tuple(e.destOrdinal for e in inbound),
-            bucketCount=planned.buckets,
-            queueSize=config.queueSize,
-            outboxCapacity=config.outboxCapacity,
-            jobName=self.jobName,
-            inboundPriorities=tuple(e.priorityNumber for e in inbound),
-            inboundOrdering=inbound[0].ordering if len(inbound) == 1 else None,
-            loop=planned.loop,
-            watermarkQueues=tuple(self._edgeQueues(edge) for edge in inbound if edge.sourceName in self._carriers),
-            carriesWatermarks=name in self._carriers,
-            hasOutboundEdges=bool(self.dag.getOutboundEdges(name)),
-            dagVertexName=name,
+        spec = vertexTaskletSpec(
+            self.dag, self.plan, self.jobName, name, inbound, sparkSource, self._carriers, self._edgeQueues
+        )
+        return attrs.evolve(
+            spec,
             savesState=self.microBatch is not None and not self.microBatch.final and not self._isStatic(name),
             processingGuarantee=(
                 ProcessingGuarantee.NONE if self.microBatch is None else self.microBatch.processingGuarantee
@@ -296,22 +284,6 @@ class RddBuilder:
         if exchange is Exchange.SHUFFLED:
             return False
         return exchange is Exchange.COALESCED or self._chainLengths.get(name, 1) + 1 > MAX_CHAIN_LENGTH
-
-
-def watermarkCarriers(dag: DAG, plan: PhysicalPlan) -> set[str]:
-    """Return the vertices whose output may hold watermarks: those whose processors insert them,
-    any processor not a standard one (it may emit its own: Jet needs no declaration), and every
-    vertex downstream of one (a standard processor forwards them)."""
-    carriers: set[str] = set()
-    for vertex in dag.topologicalOrder():
-        capabilities = plan.vertex(vertex.name).capabilities
-        if (
-            capabilities.emitsWatermarks
-            or not capabilities.hasFastPath
-            or any(edge.sourceName in carriers for edge in dag.getInboundEdges(vertex.name))
-        ):
-            carriers.add(vertex.name)
-    return carriers
 
 
 def _coalescedGroups(rdd: RDD) -> tuple[tuple[int, ...], ...]:

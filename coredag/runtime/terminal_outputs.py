@@ -125,14 +125,18 @@ def _materializedDataFrame(spark: SparkSession, batches: RDD, output: CreateData
     except Exception as error:
         if isinstance(error, TRANSPORTED) or restoreError(str(error)) is not None:
             raise
-        fix = "match the items and the schema" if output.schema is not None else (
-            "make each item a dict, tuple or Row, or pass a schema"
-        )
-        raise JobError(
-            f"Sinks.dataframe('{output.name}'): Spark cannot make a DataFrame of the items "
-            f"({summarizeFailure(str(error))}); {fix}"
-        ) from error
+        raise dataFrameRefused(output, error) from error
     finally:
         if output.schema is None:
             items.unpersist()
 
+
+def dataFrameRefused(output: CreateDataFrame, error: Exception) -> JobError:
+    """Return the error of DataFrame sink ``output`` whose items Spark refused with ``error``."""
+    fix = "match the items and the schema" if output.schema is not None else (
+        "make each item a dict, tuple or Row, or pass a schema"
+    )
+    return JobError(
+        f"Sinks.dataframe('{output.name}'): Spark cannot make a DataFrame of the items "
+        f"({summarizeFailure(str(error))}); {fix}"
+    )

@@ -1,0 +1,157 @@
+"""The Spark Connect engine: a Core DAG's physical plan run through the DataFrame API alone
+(no SparkContext, no RDDs, no accumulators, no JVM), so that it runs on a Spark Connect
+session. Vertices run in ``mapInArrow`` over Arrow batches of pickled items, edges route as
+the classic engine's, figures travel beside the data (see ``engine.Engine``)."""
+
+import threading
+import time
+import weakref
+from collections.abc import Iterator
+import contextlib
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from sparkjet.coredag.errors import JobError, OutputError
+from sparkjet.coredag.model.dag import DAG
+from sparkjet.coredag.model.metrics import JobMetrics
+from sparkjet.coredag.processors.output_paths import localPathOf
+from sparkjet.coredag.processors.sinks import SaveAsTextFiles
+from sparkjet.coredag.runtime.cache import StreamCaches
+from sparkjet.coredag.runtime.dataframe_building import DataFrameBuilder
+from sparkjet.coredag.runtime.dataframe_outputs import runTerminalFlows
+from sparkjet.coredag.runtime.execution import JobOutcome
+from sparkjet.coredag.runtime.job_control import JobControl, StageInfo
+from sparkjet.coredag.runtime.micro_batch import MicroBatch
+from sparkjet.coredag.runtime.output_directory import LocalOutputDirectory
+from sparkjet.coredag.runtime.physical_plan import PhysicalPlan, measureInputBytes, physicalPlan, terminalOutputOf
+from sparkjet.coredag.runtime.server_directories import ServerOutputDirectory
+from sparkjet.coredag.runtime.terminal_outputs import abortOutputs
+
+_parallelisms: "weakref.WeakKeyDictionary[SparkSession, int]" = weakref.WeakKeyDictionary()
+
+
+class ConnectJobControl(JobControl):
+    """The client's hold on a job running on a Connect session: its Spark jobs carry the
+    control's ``group`` as their tag, and ``cancel()`` interrupts them."""
+
+    @contextlib.contextmanager
+    def watching(self, spark: SparkSession) -> Iterator[None]:
+        """Interrupt the job's Spark jobs when ``cancel()`` is called while the block runs them."""
+        stopped = threading.Event()
+
+        def watch() -> None:
+            while not stopped.is_set():
+                self._woken.wait()
+                self._woken.clear()
+                if self.cancelled and not stopped.is_set():
+                    spark.interruptTag(self.group)
+
+        watcher = threading.Thread(target=watch, name=f"sparkjet-watch-{self.jobName}", daemon=True)
+        spark.addTag(self.group)
+        watcher.start()
+        try:
+            if self.cancelled:
+                raise self.cancellation()
+            yield
+        finally:
+            spark.removeTag(self.group)
+            stopped.set()
+            self._woken.set()
+            watcher.join()
+
+
+class ConnectEngine:
+    """Runs jobs on a Spark Connect session: each chain of vertices one ``mapInArrow``, each
+    shuffle a ``repartition`` by partition keys."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+
+    def physicalPlan(self, dag: DAG) -> PhysicalPlan:
+        """Return the physical plan of ``dag`` at the session's default parallelism."""
+        return physicalPlan(dag, self._defaultParallelism(), measureInputBytes(dag))
+
+    def _defaultParallelism(self) -> int:
+        """Return the server's default parallelism: the partitions of a range it splits as it
+        likes (asked once per session, with a one-task job)."""
+        if self.spark not in _parallelisms:
+            partitions = self.spark.range(0, 1 << 16).select(F.spark_partition_id().alias("p"))
+            partitions = partitions.agg(F.countDistinct("p"))
+            _parallelisms[self.spark] = int(partitions.collect()[0][0])
+        return _parallelisms[self.spark]
+
+    def jobControl(self, jobName: str) -> ConnectJobControl:
+        """Return a new hold on job ``jobName``'s Spark jobs, tagged with a tag of their own."""
+        return ConnectJobControl(jobName)
+
+    def runBatch(self, dag: DAG, plan: PhysicalPlan, jobName: str, control: JobControl) -> JobOutcome:
+        """Run a batch job's ``dag`` as ``plan`` says; return its list sinks' items, its
+        DataFrames and its figures. A failure or a cancellation leaves no output: what the
+        job wrote is removed on the server."""
+        builder = DataFrameBuilder(self.spark, dag, plan, jobName)
+        outputs = self.outputDirectories(dag)
+        started = time.perf_counter()
+        try:
+            with control.watching(self.spark):
+                lists, dataFrames, counts = runTerminalFlows(self.spark, dag, builder, outputs)
+            for output in outputs.values():
+                output.commit()
+        except Exception as error:
+            abortOutputs(lambda: None, outputs)
+            failure = control.failureOf(error)
+            raise failure from failure.__cause__
+        finally:
+            builder.release()
+        metrics = JobMetrics.of(jobName, time.perf_counter() - started, dag, counts, plan.shuffledEdges())
+        return JobOutcome(lists=lists, dataFrames=dataFrames, metrics=metrics, counts=counts)
+
+    def runMicroBatch(
+        self, dag: DAG, plan: PhysicalPlan, jobName: str, control: JobControl, microBatch: MicroBatch,
+        caches: StreamCaches,
+    ) -> JobOutcome:
+        """Refuse: a stream job's micro-batches do not run on Spark Connect yet."""
+        raise JobError(_streamsRefused(jobName))
+
+    def outputDirectories(self, dag: DAG) -> dict[str, ServerOutputDirectory]:
+        """Return, per files sink, its directory on the server's file system; a Hadoop URL is
+        refused (its files are reached through the JVM, which a Connect client has not)."""
+        outputs = {}
+        for vertex in dag:
+            output = terminalOutputOf(vertex.processorSupplier)
+            if isinstance(output, SaveAsTextFiles):
+                if localPathOf(output.directory) is None:
+                    raise OutputError(
+                        f"{output.origin}: '{output.directory}' is a Hadoop URL, which a job on Spark Connect "
+                        "cannot write yet: give a directory of the Connect server's file system, or run the job "
+                        "on a classic session"
+                    )
+                directory = LocalOutputDirectory(output.directory, output.origin, output.resumes)
+                outputs[vertex.name] = ServerOutputDirectory(self.spark, directory)
+        return outputs
+
+    def cancelRunning(self, control: JobControl) -> None:
+        """Interrupt the Spark jobs tagged with ``control``'s group."""
+        self.spark.interruptTag(control.group)
+
+    def awaitTasksEnded(self, control: JobControl) -> None:
+        """Return at once: a job's tasks never create its staging directory, so one still
+        running after an abort writes nothing."""
+
+    def fileSourceUrl(self, directory: str) -> str:
+        """Refuse: only a stream job's query asks (see ``runMicroBatch``)."""
+        raise JobError(_streamsRefused(None))
+
+    @staticmethod
+    def runningStages(jobGroup: str) -> tuple[list[int], list[StageInfo]]:
+        """Return nothing: a Connect client has no status tracker to ask."""
+        return [], []
+
+
+def _streamsRefused(jobName: str | None) -> str:
+    job = f"Job '{jobName}': " if jobName is not None else ""
+    return (
+        f"{job}Stream jobs do not run on a Spark Connect session yet (their micro-batches need "
+        "the classic engine's SparkContext); run the job on a classic SparkSession, or read the stream's "
+        "sources as a batch"
+    )

@@ -1,0 +1,84 @@
+"""The Connect engine's tests: a Spark Connect server on ``local[2]`` in a process of its own,
+started once per run, and a Connect session of it. This process stays a Connect client with no
+SparkContext; the server's process runs the same DAGs on the classic engine when asked, so that
+the tests compare the two engines' answers and figures."""
+
+import base64
+import os
+import pickle
+import socket
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from tests.conftest import CONNECT, PROJECT
+
+SERVER = PROJECT / "tests" / "connect" / "connect_server.py"
+
+
+class ConnectServer:
+    """The server's process: its URL, and the classic engine's runs it makes on request."""
+
+    def __init__(self, logDirectory) -> None:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        paths = [str(PROJECT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+        environment = {
+            name: value for name, value in os.environ.items()
+            if name not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_API_MODE")
+        }
+        environment |= {"PYSPARK_PYTHON": sys.executable, "PYTHONPATH": os.pathsep.join(paths)}
+        self._log = open(logDirectory / "server.log", "w")
+        self._process = subprocess.Popen(
+            [sys.executable, str(SERVER), str(self.port)], env=environment, text=True,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
+        )
+        self._lock = threading.Lock()
+        ready = self._process.stdout.readline()
+        log = (logDirectory / "server.log").read_text() if ready != "ready\n" else ""
+        assert ready == "ready\n", f"the Connect server did not start: {log[-3000:]}"
+
+    @property
+    def url(self) -> str:
+        return f"sc://localhost:{self.port}"
+
+    def runOnClassicEngine(self, name: str, parallelism: int) -> tuple[dict, object]:
+        """Return the lists and figures of DAG ``name`` run at ``parallelism`` on the classic engine
+        (raise the error it failed with)."""
+        with self._lock:
+            self._process.stdin.write(f"{name} {parallelism}\n")
+            self._process.stdin.flush()
+            result = pickle.loads(base64.b64decode(self._process.stdout.readline()))
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    def stop(self) -> None:
+        self._process.stdin.close()
+        self._process.terminate()
+        self._process.wait(timeout=120)
+        self._log.close()
+
+
+@pytest.fixture(scope="session")
+def comparingServer(request, tmp_path_factory):
+    """The run's Spark Connect server (and classic engine), on local[2]: in the Connect set
+    (``--spark-master=connect``) only, as the suite's Connect session is."""
+    if request.config.getoption("--spark-master") != CONNECT:
+        pytest.skip("needs a Spark Connect server: pytest --spark-master=connect -m connect")
+    server = ConnectServer(tmp_path_factory.mktemp("connect-server"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def connect(comparingServer):
+    """A Spark Connect session of the run's server."""
+    from pyspark.sql import SparkSession
+
+    session = SparkSession.builder.remote(comparingServer.url).getOrCreate()
+    yield session
+    session.stop()
