@@ -134,10 +134,10 @@ engine interface, and the physical plan it is given (a pure value)."""
 PLANNER_SIDE = ENGINE_SIDE | {f"{RUNTIME}.session", f"{RUNTIME}.checkpoint_storage"}
 """The planner also takes its SparkSession (``session``) and reads CheckpointError."""
 STREAM_SIDE = ENGINE_SIDE | {
-    f"{RUNTIME}.{name}" for name in ("processor_state", "state_store", "state_files", "checkpoint_storage")
+    f"{RUNTIME}.{name}" for name in ("processor_state", "state_store", "files", "permissions", "checkpoint_storage")
 }
 """The stream logic also reads the processors' states (pure values, the names of their files) and
-keeps its checkpoint's files through ``checkpoint_storage``."""
+keeps its checkpoint's files through ``files``, ``permissions`` and ``checkpoint_storage``."""
 CLASSIC_API = {
     "SparkContext", "sparkContext", "_active_spark_context", "_jvm", "_jsc", "accumulator", "rdd", "parallelize",
     "mapPartitions", "unpersist", "setJobGroup", "cancelJobGroup", "statusTracker",

@@ -17,23 +17,13 @@ import tempfile
 import time
 import urllib.parse
 
-import fsspec
-
 from sparkjet.coredag.errors import JobError
 from sparkjet.coredag.model.event_time_policy import wallClockMillis
 from sparkjet.coredag.model.metrics import SnapshotMetrics
-from sparkjet.coredag.model.user_paths import isHadoopUrl
-from sparkjet.coredag.runtime.checkpoint_storage import (
-    WRITING,
-    CheckpointError,
-    UnreadableFile,
-    cannotKeep,
-    checkpointStorage,
-    checkPrivate,
-    makePrivateDirectories,
-)
+from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError, UnreadableFile, cannotKeep, checkpointStorage
+from sparkjet.coredag.runtime.files import WRITING, isUrl, makeDirectories, unreachableScheme, withoutPassword
+from sparkjet.coredag.runtime.permissions import checkPrivate
 from sparkjet.coredag.runtime.processor_state import ProcessorState
-from sparkjet.coredag.runtime.state_files import withoutPassword
 from sparkjet.coredag.runtime.stream.query_log import (
     LOG_FILE,
     BrokenFile,
@@ -77,7 +67,7 @@ class StreamCheckpoint:
         )
         """What to do about a broken file, as its CheckpointError says."""
         self.sourcesDirectory = (
-            os.path.join(stateDirectory(), FED_SOURCES, directoryName(location)) if isHadoopUrl(location) else location
+            os.path.join(stateDirectory(), FED_SOURCES, directoryName(location)) if isUrl(location) else location
         )
         """The local directory of the fed sources' files."""
         self._storage = None
@@ -89,7 +79,9 @@ class StreamCheckpoint:
         self._storage = checkpointStorage(self.location, f"Job '{jobName}'")
         self.stateLocation  # noqa: B018: where the tasks cannot keep their state is an error now, before the job runs
         if self.sourcesDirectory != self.location:
-            checkPrivate(self.sourcesDirectory, lambda reason: cannotKeep(f"Job '{jobName}'", self.location, reason))
+            checkPrivate(
+                self.sourcesDirectory, lambda reason: cannotKeep(f"Job '{jobName}'", self.location, reason), CheckpointError
+            )
         return self
 
     @property
@@ -111,16 +103,15 @@ class StreamCheckpoint:
         fsspec's file system for its scheme. A scheme fsspec does not know, or whose library is
         not installed here, is a CheckpointError."""
         split = urllib.parse.urlsplit(self.location)
-        if not isHadoopUrl(self.location):
+        if not isUrl(self.location):
             return os.path.join(self.location, STATE)
         if split.scheme == "file" and split.netloc in ("", "localhost"):
             return os.path.join(urllib.parse.unquote(split.path), STATE)
-        try:
-            fsspec.get_filesystem_class(split.scheme)
-        except (ImportError, ValueError) as error:
+        unreachable = unreachableScheme(self.location)
+        if unreachable is not None:
             raise CheckpointError(
                 f"The checkpoint '{withoutPassword(self.location)}' cannot keep the processors' state: each task "
-                f"writes its processor's state through fsspec, which says: {error}. Install the library of "
+                f"writes its processor's state through fsspec, which says: {unreachable}. Install the library of "
                 f"'{split.scheme}://' file systems on the driver and every executor (s3fs for s3a://, pyarrow and "
                 "Hadoop's libhdfs for hdfs://), or keep the checkpoint on a file system every machine mounts"
             ) from None
@@ -395,9 +386,9 @@ class CheckpointLock:
     @classmethod
     def take(cls, checkpoint: StreamCheckpoint, jobName: str) -> "CheckpointLock":
         """Lock ``checkpoint`` for job ``jobName``, or raise a CheckpointError naming it."""
-        if isHadoopUrl(checkpoint.location):
+        if isUrl(checkpoint.location):
             return cls(None)
-        makePrivateDirectories(checkpoint.location)
+        makeDirectories(checkpoint.location)
         file = open(os.path.join(checkpoint.location, LOCK), "a+")
         try:
             fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)

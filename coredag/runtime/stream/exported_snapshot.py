@@ -19,7 +19,8 @@ import attrs
 from sparkjet.coredag.errors import JobError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.event_time_policy import wallClockMillis
-from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError, makePrivateDirectories
+from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError
+from sparkjet.coredag.runtime.files import makeDirectories
 from sparkjet.coredag.runtime.state_store import referencedFiles
 from sparkjet.coredag.runtime.stream.checkpoint import (
     CLAIMED,
@@ -105,7 +106,7 @@ def exportSnapshot(
     directory = snapshotDirectory(name)
     writing = directory + ".writing"
     shutil.rmtree(writing, ignore_errors=True)
-    makePrivateDirectories(os.path.join(writing, STATES))
+    makeDirectories(os.path.join(writing, STATES))
     if checkpoint.storage.exists(QUERY):
         checkpoint.storage.copyOut(QUERY, os.path.join(writing, QUERY))
     claims = checkpoint.storage.read(CLAIMED)
@@ -125,7 +126,7 @@ def exportSnapshot(
     size = 0
     for stateFile in sorted(referencedFiles(states)):
         copied = os.path.join(writing, STATE, stateFile)
-        makePrivateDirectories(os.path.dirname(copied))
+        makeDirectories(os.path.dirname(copied))
         checkpoint.storage.copyOut(f"{STATE}/{stateFile}", copied)
         size += os.path.getsize(copied)
     stateful = [vertex for vertex, byIndex in states.items() if any(state.files for state in byIndex.values())]

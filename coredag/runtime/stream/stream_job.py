@@ -15,8 +15,9 @@ from sparkjet.coredag.processors.sinks import FilesSinkP
 from sparkjet.coredag.model.user_paths import isHadoopUrl
 from sparkjet.coredag.runtime.engine import Engine, JobControl
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
-from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError, checkPrivate
-from sparkjet.coredag.runtime.state_files import withoutPassword
+from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError
+from sparkjet.coredag.runtime.files import withoutPassword
+from sparkjet.coredag.runtime.permissions import checkPrivate
 from sparkjet.coredag.runtime.stream.checkpoint import CheckpointLock, StreamCheckpoint
 from sparkjet.coredag.runtime.stream.exported_snapshot import (
     JobStateSnapshot,

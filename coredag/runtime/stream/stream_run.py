@@ -18,7 +18,7 @@ from sparkjet.coredag.errors import JobError, StageName, UserFunctionError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics, MicroBatchMetrics, MicroBatchSummary, SnapshotMetrics
 from sparkjet.coredag.runtime.engine import Engine, JobControl, MicroBatch
-from sparkjet.coredag.runtime.checkpoint_storage import makePrivateDirectories
+from sparkjet.coredag.runtime.files import makeDirectories
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
 from sparkjet.coredag.runtime.processor_state import processorWatermarks, vertexWatermarks
 from sparkjet.coredag.runtime.state_store import referencedFiles
@@ -254,7 +254,7 @@ class StreamRun:
     def _startFeeders(self, checkpoint: StreamCheckpoint) -> list:
         """Start the driver's threads feeding the sources built from user functions."""
         for number in range(len(self._sources)):
-            makePrivateDirectories(checkpoint.sourceDirectory(number))
+            makeDirectories(checkpoint.sourceDirectory(number))
         feeders = [
             feeder
             for number, source in enumerate(self._sources)
