@@ -12,7 +12,14 @@ from collections.abc import Callable, Iterator
 
 from sparkjet.coredag.errors import JobError
 from sparkjet.coredag.processors.full_disk import isFull, noSpaceError
-from sparkjet.coredag.runtime.files import PRIVATE_DIRECTORY, WRITING, LocalFiles, isUrl, makeDirectories, withoutPassword
+from sparkjet.coredag.runtime.files import (
+    PRIVATE_DIRECTORY,
+    WRITING,
+    LocalFiles,
+    isUrl,
+    makeDirectories,
+    withoutPassword,
+)
 from sparkjet.coredag.runtime.output_directory import javaMessage
 from sparkjet.coredag.runtime.permissions import checkPrivate, whyUnsafe
 PERMISSIONS = "fs.capability.paths.permissions"

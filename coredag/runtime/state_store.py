@@ -4,6 +4,7 @@ of the changes), read back by the next task of that processor; the driver only e
 names (in ``ProcessorState``). When a base is written again: docs/internals/stream-state.md.
 No pyspark here."""
 
+import contextlib
 import pickle
 import uuid
 from collections.abc import Hashable, Iterable
@@ -18,8 +19,6 @@ from sparkjet.coredag.runtime.files import filesAt, withoutPassword
 from sparkjet.coredag.runtime.processor_state import ProcessorState, RestoredShare, partitionKeyOf
 from sparkjet.coredag.runtime.stream.state_directory import directoryName
 
-STATE = "state"
-"""The checkpoint's directory of state files."""
 COMPACT_EVERY = 10
 """How many versions a chain of files holds at most where the deltas are found by comparison."""
 LONGEST_CHAIN = 100
@@ -132,7 +131,7 @@ class StateStore:
 
     def _writeVersion(self, vertex: str, index: int, savedBy: str, kind: str, payload: object) -> tuple[str, int]:
         """Write one version's file; return its name and size."""
-        name = f"{directoryName(vertex)}/{index}/{savedBy}.{kind}"
+        name = stateFileName(vertex, index, savedBy, kind)
         return name, self._write(name, pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
 
     def changesIn(self, deltas: tuple[str, ...]) -> tuple[dict, set]:
@@ -214,3 +213,20 @@ def _isDelta(payload: object) -> bool:
 def referencedFiles(states: dict) -> set[str]:
     """Return the state files that ``states`` (by vertex, by index) name."""
     return {name for byIndex in states.values() for state in byIndex.values() for name in state.files}
+
+
+def stateFileName(vertex: str, index: int, savedBy: str, kind: str) -> str:
+    """Return the name of the ``kind`` file (base or delta) that processor ``index`` of ``vertex``
+    saved as ``savedBy``: ``<vertex>/<index>/<savedBy>.<kind>``, the layout ``removeStateFiles`` lists."""
+    return f"{directoryName(vertex)}/{index}/{savedBy}.{kind}"
+
+
+def removeStateFiles(root: str, keeping: set[str]) -> None:
+    """Remove the state files under ``root`` but those ``keeping`` names (see ``stateFileName``)."""
+    files = filesAt(root)
+    for vertex in files.names():
+        for index in files.names(vertex):
+            for version in files.names(f"{vertex}/{index}"):
+                if f"{vertex}/{index}/{version}" not in keeping:
+                    with contextlib.suppress(FileNotFoundError):
+                        files.remove(f"{vertex}/{index}/{version}")

@@ -3,6 +3,7 @@ then run (``StreamJob``), one ``StreamRun`` at a time, each a Spark Structured S
 running the job's Core DAG once per micro-batch through the engine (``engine.Engine``), the
 only way it reaches Spark's jobs.
 
-``StreamCheckpoint`` alone knows the checkpoint's layout; ``checkpoint_storage`` is its file layer
-for a local path or a Hadoop URL; ``state_directory`` maps names to directories one-to-one. What
+``StreamCheckpoint`` alone knows the checkpoint's layout (and an exported snapshot's); ``files`` and
+``checkpoint_storage`` are its file layer; ``state_directory`` owns every default path and maps
+names to directories one-to-one. What
 lives across micro-batches, and which module owns it: docs/internals/stream-state.md."""

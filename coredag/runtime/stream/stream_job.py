@@ -18,15 +18,13 @@ from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
 from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError
 from sparkjet.coredag.runtime.files import withoutPassword
 from sparkjet.coredag.runtime.permissions import checkPrivate
-from sparkjet.coredag.runtime.stream.checkpoint import CheckpointLock, StreamCheckpoint
+from sparkjet.coredag.runtime.stream.checkpoint import CheckpointLock, StreamCheckpoint, loadSnapshot
 from sparkjet.coredag.runtime.stream.exported_snapshot import (
     JobStateSnapshot,
     SnapshotError,
     checkCompatible,
     checkShape,
-    loadSnapshot,
     processorKinds,
-    snapshotFiles,
 )
 from sparkjet.coredag.runtime.stream.stream_dag import (
     checkReplayable,
@@ -66,7 +64,7 @@ def streamStart(
     initial = None
     if initialSnapshotName is not None:
         initial = startingSnapshot(initialSnapshotName, jobName, dag)
-        claimed = snapshotFiles(initial).claimedOutputs()
+        claimed = StreamCheckpoint.ofSnapshot(initial).claimedOutputs()
     checkpoint = lock = None
     if checkpointLocation is not None:
         checkReplayable(dag, jobName)
@@ -101,7 +99,7 @@ def startingSnapshot(name: str, jobName: str, dag: DAG) -> JobStateSnapshot:
     checkPrivate(
         snapshot.directory, lambda reason: f"Job '{jobName}' cannot start from snapshot '{name}': {reason}", SnapshotError
     )
-    files = snapshotFiles(snapshot)
+    files = StreamCheckpoint.ofSnapshot(snapshot)
     files.checkQueryLog()
     files.restoredStates()
     dropped = checkCompatible(snapshot, jobName, dag, len(streamSources(dag)))

@@ -23,12 +23,7 @@ from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
 from sparkjet.coredag.runtime.processor_state import processorWatermarks, vertexWatermarks
 from sparkjet.coredag.runtime.state_store import referencedFiles
 from sparkjet.coredag.runtime.stream.checkpoint import StreamCheckpoint, temporaryCheckpoint
-from sparkjet.coredag.runtime.stream.exported_snapshot import (
-    JobStateSnapshot,
-    SnapshotError,
-    exportSnapshot,
-    seedCheckpoint,
-)
+from sparkjet.coredag.runtime.stream.exported_snapshot import JobStateSnapshot, SnapshotError, newSnapshot
 from sparkjet.coredag.runtime.stream.stream_dag import needsHeartbeat, staticVertices, streamSources, unpeeked
 from sparkjet.coredag.runtime.stream.suspension import Suspension
 
@@ -164,7 +159,7 @@ class StreamRun:
         try:
             checkpoint.open(self._jobName)
             if self._initialSnapshot is not None and checkpoint.lastCommittedBatch() is None:
-                seedCheckpoint(self._initialSnapshot, checkpoint, self._jobName, self._engine.fileSourceUrl)
+                checkpoint.seedFrom(self._initialSnapshot, self._jobName, self._engine.fileSourceUrl)
             self._processorStates = checkpoint.restoredStates()
             warnDroppedStates(self._jobName, self._processorStates, self._dag)
             self._lastBatch = _orDefault(checkpoint.lastCommittedBatch(), -1)
@@ -210,8 +205,9 @@ class StreamRun:
             if cancelling and self._runState is RunState.STREAMING:
                 self._enter(RunState.STOPPING)
             self._awaitCommitted(self._lastBatch)
-            snapshot = exportSnapshot(
-                name, self._jobName, self._checkpoint, self._processorStates, self._lastBatch, self._dag, len(self._sources),
+            states, batchId = self._processorStates, self._lastBatch
+            snapshot = self._checkpoint.exportTo(
+                newSnapshot(name, self._jobName, states, batchId, self._dag, len(self._sources)), states, self._dag,
                 self._engine.fileSourceUrl,
             )
             if cancelling:
@@ -325,7 +321,7 @@ class StreamRun:
         outcome = self._engine.runMicroBatch(
             self._dag, self._physical, self._jobName, self._control,
             MicroBatch(
-                batchId, rows, self._processorStates, self._checkpoint.stateLocation, self._outputs, final,
+                batchId, rows, self._processorStates, self._checkpoint.stateStore(batchId), self._outputs, final,
                 self._staticVertices, self._staticOutputs, self._guarantee, self._homes,
             ),
         )
