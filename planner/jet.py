@@ -438,7 +438,7 @@ class Jet:
 
     def getJobStateSnapshot(self, name: str) -> "JobStateSnapshot":
         """Return the snapshot exported under ``name`` (Jet's ``getJobStateSnapshot``)."""
-        from sparkjet.coredag.runtime.stream.exported_snapshot import loadSnapshot
+        from sparkjet.coredag.runtime.stream.checkpoint import loadSnapshot
 
         return loadSnapshot(name)
 

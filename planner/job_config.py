@@ -9,7 +9,7 @@ import os
 from sparkjet.coredag.api.processor import ProcessingGuarantee
 from sparkjet.coredag.model.user_paths import checkedPath
 from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError
-from sparkjet.coredag.runtime.stream.state_directory import fileName, snapshotName, stateDirectory
+from sparkjet.coredag.runtime.stream.state_directory import defaultCheckpoint, snapshotName
 
 
 class JobConfig:
@@ -72,7 +72,7 @@ class JobConfig:
         ``$SPARKJET_STATE_DIR`` (default ``~/.sparkjet/state``)."""
         if self._checkpointLocation is not None:
             return self._checkpointLocation
-        return os.path.join(stateDirectory(), fileName(jobName, f"Job '{jobName}'"))
+        return defaultCheckpoint(jobName)
 
     def setInitialSnapshotName(self, name: str | None) -> "JobConfig":
         """Start the stream job from the snapshot exported under ``name`` (``Job.exportSnapshot``),

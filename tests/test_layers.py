@@ -6,6 +6,8 @@ capabilities."""
 
 import ast
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -135,10 +137,10 @@ owners, and a stream job's lifecycle (neither touches Spark)."""
 PLANNER_SIDE = ENGINE_SIDE | {f"{RUNTIME}.session", f"{RUNTIME}.checkpoint_storage"}
 """The planner also takes its SparkSession (``session``) and reads CheckpointError."""
 STREAM_SIDE = ENGINE_SIDE | {
-    f"{RUNTIME}.{name}" for name in ("processor_state", "state_store", "state_files", "checkpoint_storage")
+    f"{RUNTIME}.{name}" for name in ("processor_state", "state_store", "files", "permissions", "checkpoint_storage")
 }
 """The stream logic also reads the processors' states (pure values, the names of their files) and
-keeps its checkpoint's files through ``checkpoint_storage``."""
+keeps its checkpoint's files through ``files``, ``permissions`` and ``checkpoint_storage``."""
 CLASSIC_API = {
     "SparkContext", "sparkContext", "_active_spark_context", "_jvm", "_jsc", "accumulator", "rdd", "parallelize",
     "mapPartitions", "unpersist", "setJobGroup", "cancelJobGroup", "statusTracker",
@@ -252,3 +254,39 @@ def test_the_connect_engine_uses_the_dataframe_api_alone(module):
     assert not classicUses(MODULES[module]), f"{module} touches {sorted(classicUses(MODULES[module]))}"
     classic = {f"{RUNTIME}.{name}" for name in ("classic_engine", "rdd_building", "coalescing")}
     assert not classic & importsOf(MODULES[module]), f"{module} imports {sorted(classic & importsOf(MODULES[module]))}"
+
+
+def test_importing_sparkjet_loads_no_file_system_library_nor_the_checkpoint():
+    """``import sparkjet`` gives the user's names only: fsspec and the checkpoint's layout load
+    when a job first reaches a checkpoint (exported_snapshot holds pure values)."""
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sparkjet, sys; print(sorted(sys.modules))"],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    modules = set(ast.literal_eval(loaded))
+    assert "fsspec" not in modules and "sparkjet.coredag.runtime.stream.checkpoint" not in modules
+
+
+WHOLE_WRITES = {f"{RUNTIME}.files"} | {f"{RUNTIME}.shipping", f"{RUNTIME}.stream.checkpoint"}
+"""Where a file is written aside and renamed over, or missing directories are made: the file
+layer (``files``); besides it, the zip of sparkjet shipped to executors, and an exported
+snapshot's whole directory, replaced at once. Hadoop's FileSystem (a checkpoint or an output
+directory at a Hadoop URL) writes through its own calls, not these."""
+
+
+def wholeWrites(path: pathlib.Path) -> set[str]:
+    """Return the calls in ``path`` that rename a file over another (``os.replace``, fsspec's
+    ``mv``) or make missing directories (``makedirs``)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            owner = node.func.value.id if isinstance(node.func.value, ast.Name) else None
+            if node.func.attr in ("makedirs", "mv") or (owner, node.func.attr) == ("os", "replace"):
+                found.add(node.func.attr)
+    return found
+
+
+@pytest.mark.parametrize("module", [name for name in MODULES if name.startswith(f"{RUNTIME}.")])
+def test_only_the_file_layer_writes_files_whole_and_makes_their_directories(module):
+    found = wholeWrites(MODULES[module])
+    assert not found or module in WHOLE_WRITES, f"{module} calls {sorted(found)}: write through runtime/files.py"

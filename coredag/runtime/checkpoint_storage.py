@@ -1,27 +1,27 @@
-"""Where a stream job's checkpoint keeps its files: a local directory, through Python's file API,
+"""Where a stream job's checkpoint keeps its files: a local directory, through ``files.LocalFiles``,
 or a Hadoop URL, through the driver's JVM (which a local path never starts). Both take names
 relative to the checkpoint (``states/batch-000000003.pickle``) and offer list, read, write whole
 (aside, then renamed over), remove, and copy to or from a local path. A checkpoint another user
-could write is refused, as it holds pickles (docs/internals/stream-state.md)."""
+could write is refused, as it holds pickles (see ``permissions``)."""
 
 import contextlib
-import functools
-import grp
-import itertools
 import os
-import pwd
 import shutil
 import stat
 from collections.abc import Callable, Iterator
 
 from sparkjet.coredag.errors import JobError
-from sparkjet.coredag.processors.full_disk import isFull, noSpaceError, removedOnFailure
-from sparkjet.coredag.model.user_paths import isHadoopUrl
+from sparkjet.coredag.processors.full_disk import isFull, noSpaceError
+from sparkjet.coredag.runtime.files import (
+    PRIVATE_DIRECTORY,
+    WRITING,
+    LocalFiles,
+    isUrl,
+    makeDirectories,
+    withoutPassword,
+)
 from sparkjet.coredag.runtime.output_directory import javaMessage
-from sparkjet.coredag.runtime.state_files import WRITING, withoutPassword
-
-PRIVATE_DIRECTORY = 0o700
-PRIVATE_FILE = 0o600
+from sparkjet.coredag.runtime.permissions import checkPrivate, whyUnsafe
 PERMISSIONS = "fs.capability.paths.permissions"
 """The capability of a Hadoop file system that keeps owners and permissions (HDFS, file://; not S3A)."""
 
@@ -37,10 +37,12 @@ class UnreadableFile(Exception):
 
 class LocalCheckpointStorage:
     """A checkpoint in a local directory, checked before it is read (see ``checkPrivate``) and made
-    by its first write, readable by you alone."""
+    by its first write, readable by you alone; its files are ``LocalFiles``, each synced before
+    it is renamed into place."""
 
     def __init__(self, location: str) -> None:
         self.location = location
+        self._files = LocalFiles(location, synced=True)
         self._owner = "A stream job"
         self._checked = False
         """Whether the directory exists and was found private; a removed one is checked again."""
@@ -60,8 +62,10 @@ class LocalCheckpointStorage:
                 cannotKeep(self._owner, self.location, f"'{inTheWay}' is a file, not a directory: give a directory")
             )
         if making:
-            makePrivateDirectories(self.location)
-        self._checked = checkPrivate(self.location, lambda reason: cannotKeep(self._owner, self.location, reason))
+            makeDirectories(self.location)
+        self._checked = checkPrivate(
+            self.location, lambda reason: cannotKeep(self._owner, self.location, reason), CheckpointError
+        )
 
     def url(self, name: str) -> str:
         """Return the path Spark is given for ``name``."""
@@ -70,56 +74,41 @@ class LocalCheckpointStorage:
     def exists(self, name: str) -> bool:
         """Return whether ``name`` exists."""
         self._check()
-        return os.path.exists(self.url(name))
+        return self._files.exists(name)
 
     def names(self, directory: str = "") -> list[str]:
         """Return the names in ``directory`` (none if it does not exist)."""
         self._check()
-        path = self.url(directory)
-        return os.listdir(path) if os.path.isdir(path) else []
+        return self._files.names(directory)
 
     def read(self, name: str) -> bytes | None:
         """Return the bytes of file ``name`` (None if there is none)."""
         self._check()
         try:
-            with open(self.url(name), "rb") as file:
-                return file.read()
+            return self._files.read(name)
         except FileNotFoundError:
             return None
         except OSError as error:
             raise UnreadableFile(error.strerror or str(error)) from None
 
     def write(self, name: str, data: bytes) -> None:
-        """Make ``data`` file ``name``, whole or not at all: written aside, synced, then renamed
-        over the old one (``os.replace`` is atomic)."""
+        """Make ``data`` file ``name``, whole or not at all (see ``LocalFiles.write``)."""
         self._check(making=True)
-        path = self.url(name)
-        makePrivateDirectories(os.path.dirname(path))
         try:
-            with removedOnFailure(f"Writing the checkpoint '{self.location}'", path, len(data), path + WRITING):
-                descriptor = os.open(path + WRITING, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
-                with open(descriptor, "wb") as file:
-                    file.write(data)
-                    file.flush()
-                    os.fsync(file.fileno())
-                os.replace(path + WRITING, path)
+            self._files.write(name, data, f"Writing the checkpoint '{self.location}'")
         except OSError as error:
             raise CheckpointError(
-                f"Could not write '{path}' ({len(data):,} bytes) in the checkpoint '{self.location}': "
+                f"Could not write '{self.url(name)}' ({len(data):,} bytes) in the checkpoint '{self.location}': "
                 f"{error.strerror or error}; the last whole one stays"
             ) from None
 
     def remove(self, name: str) -> None:
         """Remove file ``name``."""
-        os.remove(self.url(name))
+        self._files.remove(name)
 
     def removeTree(self, name: str) -> None:
         """Remove file or directory ``name`` with all it holds (nothing if it is not there)."""
-        path = self.url(name)
-        if os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path, ignore_errors=True)
-        elif os.path.lexists(path):
-            os.remove(path)
+        self._files.removeTree(name)
 
     def removeIfEmpty(self) -> None:
         """Remove the checkpoint's directory if nothing is left in it."""
@@ -138,7 +127,7 @@ class LocalCheckpointStorage:
         """Copy the local file or directory ``local`` to ``name``, which does not exist yet."""
         self._check(making=True)
         target = self.url(name)
-        makePrivateDirectories(os.path.dirname(target))
+        makeDirectories(os.path.dirname(target))
         _copied(local, target)
 
 
@@ -149,97 +138,6 @@ def _fileInTheWay(path: str) -> str | None:
     while not os.path.lexists(path) and os.path.dirname(path) != path:
         path = os.path.dirname(path)
     return None if os.path.isdir(path) else path
-
-
-def makePrivateDirectories(path: str) -> None:
-    """Make the local directory ``path`` and those missing above it, each readable by you alone."""
-    missing = []
-    while not os.path.isdir(path) and os.path.dirname(path) != path:
-        missing.append(path)
-        path = os.path.dirname(path)
-    for directory in reversed(missing):
-        try:
-            os.mkdir(directory, PRIVATE_DIRECTORY)
-        except FileExistsError:
-            pass  # made meanwhile, by whoever: checkPrivate judges it
-
-
-def checkPrivate(path: str, describe: Callable[[str], str], error: type[JobError] = CheckpointError) -> bool:
-    """Raise ``error`` (its message ``describe(reason)``) where another user could plant a file
-    in the local directory ``path``: it or anything in it owned by another user than you (or
-    root), or writable by group or others; a directory above it writable by group or others
-    without the sticky bit, or owned by another user. A path not made yet is judged by the
-    directory it would be made in. Return whether ``path`` exists (and was checked)."""
-    real = os.path.realpath(path)
-    existing = real
-    while not os.path.isdir(existing):
-        existing = os.path.dirname(existing)
-    above = _directoriesAbove(real) if existing == real else [*_directoriesAbove(existing), existing]
-    inside = _localEntries(real) if existing == real else ()
-    privateGroup = functools.cache(_privateGroup)
-    for entry, isAbove in itertools.chain(((path, True) for path in above), ((path, False) for path in inside)):
-        status = os.lstat(entry)
-        reason = _unsafe(
-            entry, status.st_mode, _foreignOwner(status.st_uid),
-            lambda: privateGroup(status.st_gid, status.st_uid), isAbove,
-        )
-        if reason is not None:
-            raise error(describe(reason))
-    return existing == real
-
-
-def _directoriesAbove(path: str) -> list[str]:
-    """Return the directories above ``path``, from the root down."""
-    above = []
-    while os.path.dirname(path) != path:
-        path = os.path.dirname(path)
-        above.append(path)
-    return above[::-1]
-
-
-def _localEntries(root: str) -> Iterator[str]:
-    """Yield ``root`` and everything under it (symbolic links not followed)."""
-    yield root
-    for directory, subdirectories, files in os.walk(root):
-        for name in subdirectories + files:
-            yield os.path.join(directory, name)
-
-
-def _foreignOwner(uid: int) -> str | None:
-    """Return the name of user ``uid`` unless that is you or root (None)."""
-    if uid in (os.getuid(), 0):
-        return None
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return f"uid {uid}"
-
-
-def _privateGroup(gid: int, uid: int) -> bool:
-    """Whether group ``gid`` has user ``uid`` as its one member (a user private group, whose
-    write permission Debian's ssh accepts too)."""
-    try:
-        members, owner = set(grp.getgrgid(gid).gr_mem), pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return False
-    primary = {user.pw_uid for user in pwd.getpwall() if user.pw_gid == gid}
-    return bool(primary | members) and primary <= {uid} and members <= {owner}
-
-
-def _unsafe(path: str, mode: int, foreignOwner: str | None, privateGroup: Callable[[], bool], above: bool) -> str | None:
-    """Return why another user could plant a file in or as ``path`` (None if none could), and
-    what to do: ``foreignOwner`` names its owner if another user; ``above``: a directory above
-    the checkpoint, which the sticky bit keeps (others cannot move or remove what is yours)."""
-    planted = "so another user could plant pickles there, which run code when they are read"
-    if foreignOwner is not None:
-        return f"'{path}' belongs to user '{foreignOwner}', {planted}: use a directory of your own"
-    if stat.S_ISLNK(mode) or (above and mode & stat.S_ISVTX):
-        return None
-    if mode & stat.S_IWOTH or (mode & stat.S_IWGRP and not privateGroup()):
-        writers = "every user" if mode & stat.S_IWOTH else "its group"
-        fix = f"chmod go-w '{path}'" + ("" if above else " if you trust what is in it, else remove it")
-        return f"'{path}' is writable by {writers} ({stat.filemode(mode)}), {planted}: {fix}"
-    return None
 
 
 IN_FLIGHT = shutil.ignore_patterns("*.tmp", "*.tmp.crc")
@@ -304,7 +202,7 @@ class HadoopCheckpointStorage:
         for status, isAbove in _inside(self._fs, statuses):
             owner = status.getOwner()
             kind = stat.S_IFDIR if status.isDirectory() else stat.S_IFREG
-            reason = _unsafe(
+            reason = whyUnsafe(
                 status.getPath().toString(), kind | status.getPermission().toShort(),
                 None if isAbove or owner == you else owner, lambda: False, isAbove,
             )
@@ -438,7 +336,7 @@ def checkpointStorage(location: str, owner: str) -> LocalCheckpointStorage | Had
     """Return the storage of the checkpoint at ``location``, opened: a local path's, or a Hadoop
     URL's through this process's SparkContext. A location that cannot be used is a
     CheckpointError naming ``owner`` (a job) and the location."""
-    if not isHadoopUrl(location):
+    if not isUrl(location):
         storage = LocalCheckpointStorage(location)
     else:
         from pyspark import SparkContext

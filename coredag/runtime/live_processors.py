@@ -11,7 +11,7 @@ import attrs
 
 from sparkjet.coredag.api.saves_changes import SavesChanges
 from sparkjet.coredag.runtime.processor_state import ProcessorState
-from sparkjet.coredag.runtime.state_files import stateFiles
+from sparkjet.coredag.runtime.files import filesAt
 from sparkjet.coredag.runtime.state_store import SavedEntries
 
 STALE_SECONDS = 600.0
@@ -108,7 +108,7 @@ def _watchKept() -> None:
 def _ended(root: str, now: float) -> bool:
     """Return whether the job whose state directory is ``root`` ended (the directory went),
     asked no more often than its file system wants (``checkEvery``)."""
-    files = stateFiles(root)
+    files = filesAt(root)
     if now - _askedAt.get(root, -files.checkEvery) < files.checkEvery:
         return False
     _askedAt[root] = now

@@ -9,13 +9,14 @@ from pyspark.sql import DataFrame
 from sparkjet.coredag.api.processor import ProcessingGuarantee
 from sparkjet.coredag.runtime.output_directory import OutputDirectoryClaim
 from sparkjet.coredag.runtime.processor_state import ProcessorState
+from sparkjet.coredag.runtime.state_store import StateStore
 
 
 @attrs.frozen
 class MicroBatch:
     """Micro-batch ``batchId`` of a stream job: ``rows`` holds what every stream source read
     (None once the stream ended), ``restored`` the state each vertex's processors saved at the
-    end of the previous one (their files under ``stateRoot``, where they save this one's),
+    end of the previous one (their files in ``stateStore``, where they save this one's),
     ``outputs`` the directories the job claimed for its files sinks.
     The job's processors save their state at the end unless the stream ended (``final``): then
     they complete, emitting what they still hold. The ``staticVertices``, which no stream reaches
@@ -25,7 +26,7 @@ class MicroBatch:
     batchId: int
     rows: DataFrame | None
     restored: Mapping[str, Mapping[int, ProcessorState]]
-    stateRoot: str
+    stateStore: StateStore
     outputs: Mapping[str, OutputDirectoryClaim] = attrs.Factory(dict)
     final: bool = False
     staticVertices: frozenset[str] = frozenset()

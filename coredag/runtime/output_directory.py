@@ -11,6 +11,7 @@ import uuid
 from sparkjet.coredag.errors import OutputError
 from sparkjet.coredag.processors.full_disk import freeBytes
 from sparkjet.coredag.processors.output_paths import alreadyExists, localPathOf
+from sparkjet.coredag.runtime.files import makeDirectories
 
 STAGING_PREFIX = ".sparkjet-staging-"
 """The name of the hidden directory Spark writes into, inside the claimed output directory."""
@@ -107,25 +108,13 @@ class LocalOutputDirectory(OutputDirectoryClaim):
     def claim(self) -> None:
         """Create the directory, and its missing parents; refuse one that appeared meanwhile."""
         try:
-            self._createParents(os.path.dirname(self.target))
+            makeDirectories(os.path.dirname(self.target), mode=0o777, made=self._createdParents)
             os.mkdir(self.target)
         except FileExistsError:
             raise OutputError(alreadyExists(self.directory, self.origin, meanwhile=True)) from None
         except OSError as cause:
             raise OutputError(self._cannotCreate(cause)) from cause
         self._claimed = True
-
-    def _createParents(self, path: str) -> None:
-        missing = []
-        while not os.path.isdir(path):
-            missing.append(path)
-            path = os.path.dirname(path)
-        for parent in reversed(missing):
-            try:
-                os.mkdir(parent)
-            except FileExistsError:
-                continue
-            self._createdParents.append(parent)
 
     def _cannotCreate(self, cause: OSError) -> str:
         where = f" ('{cause.filename}')" if cause.filename and cause.filename != self.target else ""

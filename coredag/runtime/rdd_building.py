@@ -29,7 +29,6 @@ from sparkjet.coredag.runtime.micro_batch import MicroBatch
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan, terminalOutputOf
 from sparkjet.coredag.runtime.processor_state import redistributed
 from sparkjet.coredag.runtime.shuffling import homePacket, routeItems, targetPartition
-from sparkjet.coredag.runtime.state_store import StateStore
 from sparkjet.coredag.runtime.tasklet import TaskletSpec
 from sparkjet.coredag.runtime.vertex_specs import vertexTaskletSpec, watermarkCarriers
 from sparkjet.coredag.runtime.vertex_tasks import runVertex, selectOrdinal
@@ -58,7 +57,7 @@ class RddBuilder:
         self._rdds: dict[str, RDD] = {}
         self._persisted: list[RDD] = []
         self._chainLengths: dict[str, int] = {}
-        self._stateStore = StateStore(microBatch.stateRoot, microBatch.batchId) if microBatch is not None else None
+        self._stateStore = microBatch.stateStore if microBatch is not None else None
         self._coalescedGroups: dict[str, tuple[tuple[int, ...], ...]] = {}
         self._carriers = watermarkCarriers(dag, plan)
 

@@ -4,6 +4,7 @@ of the changes), read back by the next task of that processor; the driver only e
 names (in ``ProcessorState``). When a base is written again: docs/internals/stream-state.md.
 No pyspark here."""
 
+import contextlib
 import pickle
 import uuid
 from collections.abc import Hashable, Iterable
@@ -14,16 +15,15 @@ from sparkjet.coredag.api.saves_changes import Removed
 from sparkjet.coredag.errors import JobError
 from sparkjet.coredag.model.broadcast_key import BroadcastKey
 from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError
+from sparkjet.coredag.runtime.files import filesAt, withoutPassword
 from sparkjet.coredag.runtime.processor_state import ProcessorState, RestoredShare, partitionKeyOf
-from sparkjet.coredag.runtime.state_files import stateFiles, withoutPassword
 from sparkjet.coredag.runtime.stream.state_directory import directoryName
 
-STATE = "state"
-"""The checkpoint's directory of state files."""
 COMPACT_EVERY = 10
 """How many versions a chain of files holds at most where the deltas are found by comparison."""
 LONGEST_CHAIN = 100
 """How many versions a chain of files holds at most where the processor gives its deltas."""
+SAVING = "A task saving its processor's state"
 
 
 class MissingStateError(JobError):
@@ -92,7 +92,7 @@ class StateStore:
         if not chain or len(chain) >= LONGEST_CHAIN:
             return False
         try:
-            base, *deltas = (stateFiles(self.root).size(name) for name in chain)
+            base, *deltas = (filesAt(self.root).size(name) for name in chain)
         except FileNotFoundError:  # restoring it says what is missing
             return False
         return sum(deltas) < base
@@ -131,7 +131,7 @@ class StateStore:
 
     def _writeVersion(self, vertex: str, index: int, savedBy: str, kind: str, payload: object) -> tuple[str, int]:
         """Write one version's file; return its name and size."""
-        name = f"{directoryName(vertex)}/{index}/{savedBy}.{kind}"
+        name = stateFileName(vertex, index, savedBy, kind)
         return name, self._write(name, pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
 
     def changesIn(self, deltas: tuple[str, ...]) -> tuple[dict, set]:
@@ -167,10 +167,10 @@ class StateStore:
     def _read(self, name: str):
         """Return the entries of base ``name``, or what delta ``name`` changes (entries, removed keys)."""
         try:
-            data = stateFiles(self.root).read(name)
+            data = filesAt(self.root).read(name)
         except FileNotFoundError:
             raise MissingStateError(
-                f"The state file '{stateFiles(self.root).where(name)}' is missing: the checkpoint was changed from "
+                f"The state file '{filesAt(self.root).where(name)}' is missing: the checkpoint was changed from "
                 "outside, or its directory is not shared with every executor (on a cluster, keep the checkpoint "
                 "where every machine sees the same files: a Hadoop URL, or a file system every machine mounts)"
             ) from None
@@ -186,7 +186,7 @@ class StateStore:
 
     def _write(self, name: str, data: bytes) -> int:
         """Write ``data`` as file ``name``, whole or absent."""
-        stateFiles(self.root).write(name, data)
+        filesAt(self.root).write(name, data, SAVING)
         return len(data)
 
 
@@ -194,7 +194,7 @@ def brokenState(root: str, name: str, wrong: str) -> CheckpointError:
     """Return the error for state file ``name`` under ``root`` that cannot be read, ``wrong`` saying why."""
     checkpoint = withoutPassword(root.rstrip("/").rsplit("/", 1)[0])
     return CheckpointError(
-        f"The state file '{stateFiles(root).where(name)}' cannot be read ({wrong}): it was cut short or changed from "
+        f"The state file '{filesAt(root).where(name)}' cannot be read ({wrong}): it was cut short or changed from "
         f"outside; restore it, or remove the checkpoint '{checkpoint}' to start the job over, empty: that loses the "
         "job's state and where it was in its sources"
     )
@@ -213,3 +213,20 @@ def _isDelta(payload: object) -> bool:
 def referencedFiles(states: dict) -> set[str]:
     """Return the state files that ``states`` (by vertex, by index) name."""
     return {name for byIndex in states.values() for state in byIndex.values() for name in state.files}
+
+
+def stateFileName(vertex: str, index: int, savedBy: str, kind: str) -> str:
+    """Return the name of the ``kind`` file (base or delta) that processor ``index`` of ``vertex``
+    saved as ``savedBy``: ``<vertex>/<index>/<savedBy>.<kind>``, the layout ``removeStateFiles`` lists."""
+    return f"{directoryName(vertex)}/{index}/{savedBy}.{kind}"
+
+
+def removeStateFiles(root: str, keeping: set[str]) -> None:
+    """Remove the state files under ``root`` but those ``keeping`` names (see ``stateFileName``)."""
+    files = filesAt(root)
+    for vertex in files.names():
+        for index in files.names(vertex):
+            for version in files.names(f"{vertex}/{index}"):
+                if f"{vertex}/{index}/{version}" not in keeping:
+                    with contextlib.suppress(FileNotFoundError):
+                        files.remove(f"{vertex}/{index}/{version}")

@@ -77,7 +77,7 @@ def test_a_local_checkpoint_keeps_the_states_of_the_last_two_micro_batches(tmp_p
     for batch in range(4):
         snapshot = checkpoint.saveStates(batch, {"v": {0: ProcessorState(size=batch)}})
         assert snapshot.bytes == batch, "what the tasks wrote"
-    assert sorted(os.listdir(tmp_path / "cp" / "states")) == ["batch-000000002.pickle", "batch-000000003.pickle"]
+    assert sorted(os.listdir(tmp_path / "cp" / "snapshot-records")) == ["batch-000000002.pickle", "batch-000000003.pickle"]
     (tmp_path / "cp" / "query" / "commits").mkdir(parents=True)
     (tmp_path / "cp" / "query" / "commits" / "2").write_text("v1")
     assert checkpoint.restoredStates() == {"v": {0: ProcessorState(size=2)}}

@@ -35,7 +35,7 @@ def test_a_restart_takes_the_states_of_sparks_last_committed_micro_batch(tmp_pat
     for batch in range(3):
         snapshot = checkpoint.saveStates(batch, {"window": {0: ProcessorState((f"w/0/{batch}.base",), 10 + batch)}})
         assert snapshot.snapshotId == batch and snapshot.bytes == 10 + batch
-    assert sorted(os.listdir(tmp_path / "states")) == ["batch-000000001.pickle", "batch-000000002.pickle"]
+    assert sorted(os.listdir(tmp_path / "snapshot-records")) == ["batch-000000001.pickle", "batch-000000002.pickle"]
     commits = tmp_path / "query" / "commits"
     commits.mkdir(parents=True)
     for batch in (0, 1):  # Spark committed 0 and 1; 2 was saved, then the driver died
@@ -43,7 +43,7 @@ def test_a_restart_takes_the_states_of_sparks_last_committed_micro_batch(tmp_pat
     assert checkpoint.lastCommittedBatch() == 1
     restored = checkpoint.restoredStates()["window"][0]
     assert restored.files == ("w/0/1.base",)
-    assert not [name for name in os.listdir(tmp_path / "states") if name.endswith(".writing")]
+    assert not [name for name in os.listdir(tmp_path / "snapshot-records") if name.endswith(".writing")]
 
 
 def test_a_restarted_job_goes_on_writing_into_the_directories_it_claimed(tmp_path):

@@ -20,6 +20,7 @@ import pytest
 from sparkjet.coredag.runtime import session
 from sparkjet.coredag.runtime.execution import sparkJobDescription
 from sparkjet.coredag.runtime.micro_batch import MicroBatch
+from sparkjet.coredag.runtime.state_store import StateStore
 from sparkjet.planner import Jet
 from tests.conftest import PROJECT, QUIET_SECONDS, eventually, finished, stop
 
@@ -190,5 +191,5 @@ def test_spark_jobs_are_described_by_sparkjet_job_and_vertex():
     assert (
         sparkJobDescription("word-count", "listSink(counts)") == "sparkjet job 'word-count': vertex 'listSink(counts)'"
     )
-    batch = MicroBatch(batchId=3, rows=None, restored={}, stateRoot="/unused")
+    batch = MicroBatch(batchId=3, rows=None, restored={}, stateStore=StateStore("/unused", 3))
     assert sparkJobDescription("clicks", "map", batch) == "sparkjet job 'clicks', micro-batch 3: vertex 'map'"

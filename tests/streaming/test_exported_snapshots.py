@@ -18,7 +18,8 @@ from sparkjet import (
     WindowDefinition,
 )
 from sparkjet.planner import JobStatus, plan
-from sparkjet.coredag.runtime.stream.exported_snapshot import JobStateSnapshot, checkCompatible, loadSnapshot
+from sparkjet.coredag.runtime.stream.checkpoint import loadSnapshot
+from sparkjet.coredag.runtime.stream.exported_snapshot import JobStateSnapshot, checkCompatible
 from tests.conftest import eventually
 from tests.streaming.test_stream_jobs import dropFile
 

@@ -34,9 +34,9 @@ def test_a_job_keeps_its_checkpoint_at_a_file_url_through_hadoop_and_removes_it_
         eventually(lambda: len(counts) == 3)
         job.suspend()
         eventually(lambda: job.getStatus() is JobStatus.SUSPENDED)
-        states = sorted(name for name in os.listdir(checkpoint / "states") if not name.startswith("."))
+        states = sorted(name for name in os.listdir(checkpoint / "snapshot-records") if not name.startswith("."))
         assert states and all(name.startswith("batch-") and name.endswith(".pickle") for name in states)
-        assert {f".{name}.crc" for name in states} <= set(os.listdir(checkpoint / "states")), "written by Hadoop"
+        assert {f".{name}.crc" for name in states} <= set(os.listdir(checkpoint / "snapshot-records")), "written by Hadoop"
         assert (checkpoint / "claimed-outputs.json").exists() and (checkpoint / ".claimed-outputs.json.crc").exists()
         eventually(lambda: "0" in os.listdir(checkpoint / "query" / "commits"))  # Spark's, once the batch returned
         dropFile(watched, "b.txt", ["ant"])

@@ -18,7 +18,7 @@ from pyftpdlib.servers import ThreadedFTPServer
 from sparkjet import JobConfig, ProcessingGuarantee
 from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError
 from sparkjet.coredag.runtime.processor_state import ProcessorState
-from sparkjet.coredag.runtime.state_files import RemoteStateFiles, stateFiles
+from sparkjet.coredag.runtime.files import UrlFiles, filesAt
 from sparkjet.coredag.runtime.state_store import MissingStateError, StateStore
 from sparkjet.coredag.runtime.stream.checkpoint import StreamCheckpoint
 from tests.streaming.test_exported_snapshots import runningCounts
@@ -51,7 +51,7 @@ def exactlyOnceAt(location: str) -> JobConfig:
 def test_a_state_store_at_a_url_writes_whole_files_and_reads_back_its_chain(ftpRoot):
     served, url = ftpRoot
     store = StateStore(f"{url}/cp/state", version=1)
-    assert isinstance(stateFiles(store.root), RemoteStateFiles)
+    assert isinstance(filesAt(store.root), UrlFiles)
     base = store.save("counts", 0, [("ant", 2), ("bee", 1)], last=None, chain=())
     delta = StateStore(store.root, version=2).saveChanges("counts", 0, [("ant", 3)], base.files)
     written = sorted(path.name for path in (served / "cp" / "state" / "counts" / "0").iterdir())

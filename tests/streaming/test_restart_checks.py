@@ -11,6 +11,7 @@ import contextlib
 import json
 import pickle
 import shutil
+from collections import Counter
 
 import pytest
 
@@ -105,6 +106,20 @@ def test_a_restart_with_the_pipeline_fixed_goes_on_from_the_state(jet, keptCheck
         eventually(lambda: ("ant", 3) in jet.getList("fixed"))
 
 
+def test_a_checkpoint_of_the_former_layout_restarts_exactly_and_its_snapshot_records_go_as_they_age(jet, keptCheckpoint):
+    watched, checkpoint = keptCheckpoint
+    (checkpoint / "snapshot-records").rename(checkpoint / "states")  # where a checkpoint kept them before issue 35
+    former = sorted(path.name for path in (checkpoint / "states").glob("batch-*.pickle"))
+    assert former, "the failed job saved snapshot records"
+    with cancelledAtTheEnd(jet.newJob(runningCounts(watched, "former"), guaranteed(checkpoint))):
+        eventually(lambda: ("boom", 1) in jet.getList("former"))
+        dropFile(watched, "d.txt", ["ant"])
+        eventually(lambda: ("ant", 3) in jet.getList("former"))
+        eventually(lambda: not list((checkpoint / "states").glob("batch-*.pickle")))
+        assert Counter(jet.getList("former")) == Counter([("boom", 1), ("ant", 3)]), "ant counted on from 2, once"
+        assert list((checkpoint / "snapshot-records").glob("batch-*.pickle"))
+
+
 def test_a_restart_whose_stateful_stage_was_renamed_says_its_state_is_dropped(jet, keptCheckpoint):
     watched, checkpoint = keptCheckpoint
     with pytest.warns(UserWarning, match=r"Job 'counts' goes on from its checkpoint without the state of "
@@ -142,19 +157,19 @@ def test_a_garbled_checkpoint_description_is_a_checkpoint_error_naming_it(jet, k
 @pytest.mark.parametrize("cut", [0, 10, -1])
 def test_a_truncated_states_file_is_a_checkpoint_error_naming_it(jet, keptCheckpoint, cut):
     watched, checkpoint = keptCheckpoint
-    for states in (checkpoint / "states").glob("batch-*.pickle"):
+    for states in (checkpoint / "snapshot-records").glob("batch-*.pickle"):
         states.write_bytes(states.read_bytes()[:cut])
     job = jet.newJob(runningCounts(watched, "truncated"), guaranteed(checkpoint))
-    with pytest.raises(CheckpointError, match=r"The checkpoint file '.*states/batch-\d+\.pickle' cannot be read"):
+    with pytest.raises(CheckpointError, match=r"The checkpoint file '.*snapshot-records/batch-\d+\.pickle' cannot be read"):
         job.join()
 
 
 def test_states_of_another_shape_are_a_checkpoint_error_naming_the_file(jet, keptCheckpoint):
     watched, checkpoint = keptCheckpoint
-    for states in (checkpoint / "states").glob("batch-*.pickle"):
+    for states in (checkpoint / "snapshot-records").glob("batch-*.pickle"):
         states.write_bytes(pickle.dumps(["not", "states"]))
     job = jet.newJob(runningCounts(watched, "shapeless"), guaranteed(checkpoint))
-    with pytest.raises(CheckpointError, match=r"The checkpoint file '.*states/batch-\d+\.pickle' cannot be read \(it "
+    with pytest.raises(CheckpointError, match=r"The checkpoint file '.*snapshot-records/batch-\d+\.pickle' cannot be read \(it "
                        r"holds a list, not the processors' states by vertex and index; \d+ bytes\)"):
         job.join()
 
@@ -228,10 +243,10 @@ def lastFile(directory, pattern: str = "[0-9]*"):
     return max(directory.glob(pattern), key=lambda path: int(path.name.split(".")[0].removeprefix("batch-")))
 
 
-@pytest.mark.parametrize("file", ["query/metadata", "query/commits", "query/offsets", "query/sources/0", "states"])
+@pytest.mark.parametrize("file", ["query/metadata", "query/commits", "query/offsets", "query/sources/0", "snapshot-records"])
 def test_a_broken_file_of_the_snapshot_a_job_starts_from_is_a_checkpoint_error_naming_it(jet, keptSnapshot, file):
     watched, snapshot = keptSnapshot
-    path = snapshot / file if file == "query/metadata" else lastFile(snapshot / file, "*.pickle" if file == "states" else "[0-9]*")
+    path = snapshot / file if file == "query/metadata" else lastFile(snapshot / file, "*.pickle" if file == "snapshot-records" else "[0-9]*")
     path.write_bytes(path.read_bytes()[:7])
     config = JobConfig().setName("from-broken").setInitialSnapshotName("kept")
     with pytest.raises(CheckpointError, match=rf"^The checkpoint file '{path}' cannot be read \(.*\): it was cut short or "

@@ -1,11 +1,14 @@
 """A stream job's checkpoint: Spark's query checkpoint, the snapshots (state files and snapshot
 records), the files of sources sparkjet feeds and the output directories the job claimed, in a
-local directory or at a Hadoop URL (see ``checkpoint_storage``). A restarted job takes the
-snapshot of Spark's last committed micro-batch; Spark runs the next one again with the same
-input. Where fed sources live under a URL: docs/internals/stream-state.md."""
+local directory or at a Hadoop URL (see ``checkpoint_storage``). ``StreamCheckpoint`` alone knows
+its layout, and an exported snapshot's, which is a checkpoint's with a description: it exports
+itself to one and is seeded from one. A restarted job takes the snapshot of Spark's last committed
+micro-batch; Spark runs the next one again with the same input. Where fed sources live under a
+URL: docs/internals/stream-state.md."""
 
 import contextlib
 import fcntl
+import functools
 import json
 import logging
 import os
@@ -16,24 +19,28 @@ import socket
 import tempfile
 import time
 import urllib.parse
+import uuid
+from collections.abc import Callable, Mapping
 
-import fsspec
+import attrs
 
-from sparkjet.coredag.errors import JobError
+from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.event_time_policy import wallClockMillis
 from sparkjet.coredag.model.metrics import SnapshotMetrics
-from sparkjet.coredag.model.user_paths import isHadoopUrl
-from sparkjet.coredag.runtime.checkpoint_storage import (
+from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError, UnreadableFile, cannotKeep, checkpointStorage
+from sparkjet.coredag.runtime.files import (
     WRITING,
-    CheckpointError,
-    UnreadableFile,
-    cannotKeep,
-    checkpointStorage,
-    checkPrivate,
-    makePrivateDirectories,
+    LocalFiles,
+    filesAt,
+    isUrl,
+    makeDirectories,
+    unreachableScheme,
+    withoutPassword,
 )
+from sparkjet.coredag.runtime.permissions import checkPrivate
 from sparkjet.coredag.runtime.processor_state import ProcessorState
-from sparkjet.coredag.runtime.state_files import withoutPassword
+from sparkjet.coredag.runtime.state_store import StateStore, referencedFiles, removeStateFiles
+from sparkjet.coredag.runtime.stream.exported_snapshot import JobStateSnapshot, SnapshotError, misfits, movedSourceLog
 from sparkjet.coredag.runtime.stream.query_log import (
     LOG_FILE,
     BrokenFile,
@@ -43,13 +50,21 @@ from sparkjet.coredag.runtime.stream.query_log import (
     checkQueryMetadata,
     checkSourceLog,
 )
-from sparkjet.coredag.runtime.stream.state_directory import directoryName, stateDirectory
+from sparkjet.coredag.runtime.stream.state_directory import exportedSnapshotDirectory, fedSourcesDirectory
+from sparkjet.coredag.runtime.stream.stream_dag import streamSources, unpeeked
 
-STATES = "states"
-"""Per micro-batch, where each processor's state is: its state files and watermarks, pickled."""
+RECORDS = "snapshot-records"
+"""The snapshot records: per micro-batch, where each processor's state is (its state files and
+watermarks), pickled."""
+FORMER_RECORDS = "states"
+"""Where a checkpoint written before ``RECORDS`` keeps them; still read, and removed as they age."""
 STATE = "state"
 """The processors' state files, each written by its task (see ``state_store``)."""
 QUERY = "query"
+SOURCES = "sources"
+"""Where Spark's query checkpoint keeps each source's log of what it read."""
+DESCRIPTION = "snapshot.json"
+"""What an exported snapshot's directory holds beside a checkpoint's files: its ``JobStateSnapshot``."""
 CLAIMED = "claimed-outputs.json"
 SHAPE = "job-shape.json"
 """What the job ran: each vertex's processor kind and its number of stream sources, checked on a restart."""
@@ -59,8 +74,6 @@ TEMPORARY_PREFIX = "sparkjet-"
 LOCK = "lock"
 """Held (``flock``) by the process running the job, so a second job is refused the checkpoint."""
 SOURCE_PREFIX = "source-"
-FED_SOURCES = "fed-sources"
-"""The directory under sparkjet's state directory holding the fed sources' files of checkpoints at a Hadoop URL."""
 
 logger = logging.getLogger("sparkjet")
 
@@ -76,9 +89,7 @@ class StreamCheckpoint:
             "that loses the job's state and where it was in its sources"
         )
         """What to do about a broken file, as its CheckpointError says."""
-        self.sourcesDirectory = (
-            os.path.join(stateDirectory(), FED_SOURCES, directoryName(location)) if isHadoopUrl(location) else location
-        )
+        self.sourcesDirectory = fedSourcesDirectory(location) if isUrl(location) else location
         """The local directory of the fed sources' files."""
         self._storage = None
 
@@ -89,7 +100,9 @@ class StreamCheckpoint:
         self._storage = checkpointStorage(self.location, f"Job '{jobName}'")
         self.stateLocation  # noqa: B018: where the tasks cannot keep their state is an error now, before the job runs
         if self.sourcesDirectory != self.location:
-            checkPrivate(self.sourcesDirectory, lambda reason: cannotKeep(f"Job '{jobName}'", self.location, reason))
+            checkPrivate(
+                self.sourcesDirectory, lambda reason: cannotKeep(f"Job '{jobName}'", self.location, reason), CheckpointError
+            )
         return self
 
     @property
@@ -111,31 +124,28 @@ class StreamCheckpoint:
         fsspec's file system for its scheme. A scheme fsspec does not know, or whose library is
         not installed here, is a CheckpointError."""
         split = urllib.parse.urlsplit(self.location)
-        if not isHadoopUrl(self.location):
+        if not isUrl(self.location):
             return os.path.join(self.location, STATE)
         if split.scheme == "file" and split.netloc in ("", "localhost"):
             return os.path.join(urllib.parse.unquote(split.path), STATE)
-        try:
-            fsspec.get_filesystem_class(split.scheme)
-        except (ImportError, ValueError) as error:
+        unreachable = unreachableScheme(self.location)
+        if unreachable is not None:
             raise CheckpointError(
                 f"The checkpoint '{withoutPassword(self.location)}' cannot keep the processors' state: each task "
-                f"writes its processor's state through fsspec, which says: {error}. Install the library of "
+                f"writes its processor's state through fsspec, which says: {unreachable}. Install the library of "
                 f"'{split.scheme}://' file systems on the driver and every executor (s3fs for s3a://, pyarrow and "
                 "Hadoop's libhdfs for hdfs://), or keep the checkpoint on a file system every machine mounts"
             ) from None
         return f"{self.location.rstrip('/')}/{STATE}"
 
+    def stateStore(self, version: int) -> StateStore:
+        """Return the store where the tasks of micro-batch ``version`` save their processors' state."""
+        return StateStore(self.stateLocation, version)
+
     def removeStateFiles(self, keeping: set[str]) -> None:
         """Remove the state files but those ``keeping`` names (the versions a restart or the next
-        micro-batch may read): older versions, and those of failed or abandoned tasks. The files
-        are ``<vertex>/<index>/<version>``, listed through the checkpoint's storage."""
-        for vertex in self.storage.names(STATE):
-            for index in self.storage.names(f"{STATE}/{vertex}"):
-                for version in self.storage.names(f"{STATE}/{vertex}/{index}"):
-                    if f"{vertex}/{index}/{version}" not in keeping:
-                        with contextlib.suppress(FileNotFoundError):
-                            self.storage.remove(f"{STATE}/{vertex}/{index}/{version}")
+        micro-batch may read): older versions, and those of failed or abandoned tasks."""
+        removeStateFiles(self.stateLocation, keeping)
 
     def sourceDirectory(self, number: int) -> str:
         """Return the local directory of stream source ``number``'s own files."""
@@ -171,12 +181,12 @@ class StreamCheckpoint:
             yield f"{QUERY}/offsets/{batch}", checkOffsets
         for batch in self._batches(f"{QUERY}/commits")[-1:]:
             yield f"{QUERY}/commits/{batch}", checkCommit
-        for source in self.storage.names(f"{QUERY}/sources"):
-            listed = self.storage.names(f"{QUERY}/sources/{source}")
+        for source in self.storage.names(f"{QUERY}/{SOURCES}"):
+            listed = self.storage.names(f"{QUERY}/{SOURCES}/{source}")
             names = sorted((name for name in listed if LOG_FILE.fullmatch(name)), key=batchOf)
             compactions = [number for number, name in enumerate(names) if name.endswith(".compact")]
             for name in names[compactions[-1] if compactions else 0:]:
-                yield f"{QUERY}/sources/{source}/{name}", checkSourceLog
+                yield f"{QUERY}/{SOURCES}/{source}/{name}", checkSourceLog
 
     def restoredStates(self) -> dict:
         """Return the processors' states at the end of the last committed micro-batch (none
@@ -184,19 +194,20 @@ class StreamCheckpoint:
         batch = self.lastCommittedBatch()
         if batch is None:
             return {}
-        saved = self._read(statesName(batch))
+        name = self._records().get(batch, recordName(batch))
+        saved = self._read(name)
         if saved is None:
             raise CheckpointError(
                 f"The checkpoint '{withoutPassword(self.location)}' has no snapshot record of micro-batch {batch}, which "
                 f"Spark committed: it was changed from outside; {self.remedy}"
             )
-        return self._decoded(statesName(batch), saved, _states)
+        return self._decoded(name, saved, _states)
 
     def checkCommitLog(self) -> None:
         """Refuse a checkpoint whose states are ahead of Spark's commit log (the log was removed
         or cut): the job would start over silently, its state lost. The states kept are those of
         the last committed micro-batch and, saved before Spark committed it, of the next."""
-        saved = [int(name[6:-7]) for name in self.storage.names(STATES) if isStatesName(name)]
+        saved = list(self._records())
         committed = _orMinusOne(self.lastCommittedBatch())
         if max(saved, default=-1) > committed + 1:
             raise CheckpointError(
@@ -248,7 +259,7 @@ class StreamCheckpoint:
         tasks wrote the state files), whole or not at all (written aside, then renamed), before
         Spark commits the micro-batch; return the snapshot's figures: the bytes its tasks wrote."""
         started, takenAt = time.perf_counter(), wallClockMillis()
-        self.storage.write(statesName(batchId), pickle.dumps(states))
+        self.storage.write(recordName(batchId), pickle.dumps(states))
         self._removeStatesBefore(batchId - 1)
         written = sum(state.size for byIndex in states.values() for state in byIndex.values())
         return SnapshotMetrics(batchId, takenAt, written, time.perf_counter() - started)
@@ -256,9 +267,81 @@ class StreamCheckpoint:
     def _removeStatesBefore(self, batchId: int) -> None:
         """Remove the states older than micro-batch ``batchId``: a restart needs the last
         committed micro-batch's, and the one after it may not be committed yet."""
-        for name in self.storage.names(STATES):
-            if isStatesName(name) and int(name[6:-7]) < batchId:
-                self.storage.remove(f"{STATES}/{name}")
+        for batch, name in self._records().items():
+            if batch < batchId:
+                self.storage.remove(name)
+
+    def _records(self) -> dict[int, str]:
+        """Return the name of each micro-batch's snapshot record kept, by micro-batch (one of a
+        checkpoint written before ``RECORDS`` in ``FORMER_RECORDS``)."""
+        return {
+            int(name[6:-7]): f"{directory}/{name}"
+            for directory in (FORMER_RECORDS, RECORDS)
+            for name in self.storage.names(directory)
+            if isRecordName(name)
+        }
+
+    def exportTo(
+        self, snapshot: JobStateSnapshot, states: dict, dag: DAG, fileUrl: Callable[[str], str]
+    ) -> JobStateSnapshot:
+        """Copy the job's ``states`` after micro-batch ``snapshot.batchId`` (Spark committed it)
+        into ``snapshot``'s directory, replacing one there whole (written aside, then renamed);
+        return it with its state files' size (``fileUrl``: the engine's ``fileSourceUrl``)."""
+        directory, doing = snapshot.directory, f"Exporting the snapshot '{snapshot.snapshotName}'"
+        writing = directory + WRITING
+        shutil.rmtree(writing, ignore_errors=True)
+        makeDirectories(writing)
+        exported = LocalFiles(writing)
+        if self.storage.exists(QUERY):
+            self.storage.copyOut(QUERY, exported.path(QUERY))
+        claims = self.storage.read(CLAIMED)
+        if claims is not None:
+            exported.write(CLAIMED, claims, doing)
+        for number, vertex in enumerate(streamSources(dag)):
+            if os.path.isdir(self.sourceDirectory(number)):
+                unpeeked(vertex).copyWorkDirectory(self.sourceDirectory(number), snapshotSource(writing, number))
+        toSnapshot = functools.partial(snapshotSource, directory)
+        moveSourceLogs(exported.path(QUERY), sourceMoves(self.sourceDirectory, toSnapshot, snapshot.sourceCount, fileUrl))
+        stateFiles = sorted(referencedFiles(states))
+        for name in stateFiles:
+            exported.write(f"{STATE}/{name}", filesAt(self.stateLocation).read(name), doing)
+        snapshot = attrs.evolve(snapshot, size=sum(exported.size(f"{STATE}/{name}") for name in stateFiles))
+        exported.write(recordName(snapshot.batchId), pickle.dumps(states), doing)
+        exported.write(DESCRIPTION, json.dumps(attrs.asdict(snapshot)).encode("utf-8"), doing)
+        if os.path.isdir(directory):
+            shutil.rmtree(directory)
+        os.replace(writing, directory)
+        return snapshot
+
+    @classmethod
+    def ofSnapshot(cls, snapshot: JobStateSnapshot) -> "StreamCheckpoint":
+        """Return the files of ``snapshot``, laid out as a checkpoint's: a broken one is a
+        CheckpointError naming it and saying to export the snapshot again."""
+        again = f"export the snapshot '{snapshot.snapshotName}' again, or destroy it (JobStateSnapshot.destroy)"
+        return cls(snapshot.directory, again)
+
+    def seedFrom(self, snapshot: JobStateSnapshot, jobName: str, fileUrl: Callable[[str], str]) -> None:
+        """Make this checkpoint (of a job that has none yet) a copy of ``snapshot``: its query under
+        a new id (Spark runs one query of an id at a time, and the exporting job may go on), its
+        file sources' logs naming the fed files where this job feeds them (rewritten aside, then
+        copied in; ``fileUrl``: the engine's ``fileSourceUrl``)."""
+        self.remove(keeping=(LOCK, SHAPE))
+        for entry in sorted(set(os.listdir(snapshot.directory)) - {DESCRIPTION, QUERY}):
+            copied = os.path.join(snapshot.directory, entry)
+            if entry.startswith(SOURCE_PREFIX):
+                shutil.copytree(copied, os.path.join(self.sourcesDirectory, entry))
+            else:
+                self.storage.copyIn(copied, entry)
+        if os.path.isdir(os.path.join(snapshot.directory, QUERY)):
+            with tempfile.TemporaryDirectory(prefix="sparkjet-seed-") as staging:
+                query = shutil.copytree(os.path.join(snapshot.directory, QUERY), os.path.join(staging, QUERY))
+                fromSnapshot = functools.partial(snapshotSource, snapshot.directory)
+                moveSourceLogs(query, sourceMoves(fromSnapshot, self.sourceDirectory, snapshot.sourceCount, fileUrl))
+                self.storage.copyIn(query, QUERY)
+        metadata = f"{QUERY}/metadata"
+        if self.storage.exists(metadata):
+            self.storage.write(metadata, json.dumps({"id": str(uuid.uuid4())}).encode("utf-8"))
+        logger.info("Job '%s' starts from snapshot '%s' of job '%s'", jobName, snapshot.snapshotName, snapshot.job)
 
     def claimedOutputs(self) -> set[str]:
         """Return the output directories an earlier run of the job claimed. A checkpoint not
@@ -296,9 +379,8 @@ class StreamCheckpoint:
 
 def isCheckpointEntry(name: str) -> bool:
     """Return whether ``name``, in a checkpoint's directory, is the job's own (what ``remove`` removes)."""
-    return name in (QUERY, STATES, STATE, CLAIMED, CLAIMED + WRITING, SHAPE, SHAPE + WRITING, LOCK, OWNER) or name.startswith(
-        SOURCE_PREFIX
-    )
+    own = (QUERY, RECORDS, FORMER_RECORDS, STATE, CLAIMED, CLAIMED + WRITING, SHAPE, SHAPE + WRITING, LOCK, OWNER)
+    return name in own or name.startswith(SOURCE_PREFIX)
 
 
 def temporaryCheckpoint(jobName: str) -> StreamCheckpoint:
@@ -375,8 +457,8 @@ def _claims(data: bytes) -> set[str]:
     return set(claims)
 
 
-def isStatesName(name: str) -> bool:
-    """Return whether ``name``, in the checkpoint's states directory, is a micro-batch's states."""
+def isRecordName(name: str) -> bool:
+    """Return whether ``name``, in the checkpoint's snapshot records' directory, is a micro-batch's record."""
     return name.startswith("batch-") and name.endswith(".pickle") and name[6:-7].isdigit()
 
 
@@ -395,9 +477,9 @@ class CheckpointLock:
     @classmethod
     def take(cls, checkpoint: StreamCheckpoint, jobName: str) -> "CheckpointLock":
         """Lock ``checkpoint`` for job ``jobName``, or raise a CheckpointError naming it."""
-        if isHadoopUrl(checkpoint.location):
+        if isUrl(checkpoint.location):
             return cls(None)
-        makePrivateDirectories(checkpoint.location)
+        makeDirectories(checkpoint.location)
         file = open(os.path.join(checkpoint.location, LOCK), "a+")
         try:
             fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -416,6 +498,64 @@ class CheckpointLock:
             self._file = None
 
 
-def statesName(batchId: int) -> str:
+def recordName(batchId: int) -> str:
     """Return the name of the states saved at the end of micro-batch ``batchId``."""
-    return f"{STATES}/batch-{batchId:09d}.pickle"
+    return f"{RECORDS}/batch-{batchId:09d}.pickle"
+
+
+def loadSnapshot(name: str) -> JobStateSnapshot:
+    """Return the snapshot exported under ``name``; a missing one is a SnapshotError saying where it looked."""
+    path = os.path.join(exportedSnapshotDirectory(name), DESCRIPTION)
+    if not os.path.exists(path):
+        raise SnapshotError(
+            f"No snapshot was exported under the name '{name}' (looked in {os.path.dirname(path)}); "
+            "export one with job.exportSnapshot(name) or job.cancelAndExportSnapshot(name)"
+        )
+    try:
+        with open(path, encoding="utf-8") as file:
+            described = json.load(file)
+        snapshot = JobStateSnapshot(**{**described, "directory": os.path.dirname(path)})
+    except (ValueError, TypeError) as error:
+        wrong = f"{type(error).__name__}: {error}"
+    else:
+        wrongFields = misfits(snapshot)
+        if not wrongFields:
+            return snapshot
+        wrong = f"{', '.join(wrongFields)} of another type"
+    raise CheckpointError(
+        f"The snapshot '{name}' cannot be read: its description '{path}' is cut short or changed "
+        f"({wrong}); export it again, or destroy it"
+    )
+
+
+def snapshotSource(directory: str, number: int) -> str:
+    """Return the directory of stream source ``number``'s files in the snapshot at ``directory``."""
+    return os.path.join(directory, f"{SOURCE_PREFIX}{number}")
+
+
+def sourceMoves(
+    before: Callable[[int], str], after: Callable[[int], str], sourceCount: int, fileUrl: Callable[[str], str]
+) -> dict[str, str]:
+    """Return the URL of each stream source's local directory ``before(number)``, as Spark's
+    file source names it (``fileUrl``), mapped to the URL of its directory ``after(number)``."""
+    return {fileUrl(before(number)): fileUrl(after(number)) for number in range(sourceCount)}
+
+
+def moveSourceLogs(query: str, moves: Mapping[str, str]) -> None:
+    """Rewrite the file sources' logs in the local copy ``query`` of a query checkpoint where an
+    entry names a file in a directory of ``moves`` (see ``movedSourceLog``), removing the
+    checksum Hadoop kept of the old text."""
+    logs = os.path.join(query, SOURCES)
+    for source in os.listdir(logs) if os.path.isdir(logs) else []:
+        for name in os.listdir(os.path.join(logs, source)):
+            if name.startswith("."):  # a checksum, or a log Spark was writing
+                continue
+            path = os.path.join(logs, source, name)
+            with open(path, encoding="utf-8", newline="") as file:
+                log = file.read()
+            moved = movedSourceLog(log, moves)
+            if moved != log:
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(os.path.join(logs, source, f".{name}.crc"))
+                with open(path, "w", encoding="utf-8", newline="") as file:
+                    file.write(moved)

@@ -22,7 +22,7 @@ from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
 from sparkjet.coredag.runtime.processor_state import processorWatermarks, vertexWatermarks
 from sparkjet.coredag.runtime.state_store import referencedFiles
 from sparkjet.coredag.runtime.stream.checkpoint import StreamCheckpoint
-from sparkjet.coredag.runtime.stream.exported_snapshot import JobStateSnapshot, SnapshotError, exportSnapshot
+from sparkjet.coredag.runtime.stream.exported_snapshot import JobStateSnapshot, SnapshotError, newSnapshot
 from sparkjet.coredag.runtime.stream.stream_dag import staticVertices
 
 POLL_SECONDS = 0.05
@@ -155,7 +155,7 @@ class MicroBatchLoop:
         outcome = target.engine.runMicroBatch(
             target.dag, target.physical, target.jobName, target.control,
             MicroBatch(
-                batchId, rows, self._states, self._checkpoint.stateLocation, self._outputs, final,
+                batchId, rows, self._states, self._checkpoint.stateStore(batchId), self._outputs, final,
                 self._staticVertices, target.processingGuarantee,
             ),
             self._caches,
@@ -214,8 +214,9 @@ class MicroBatchLoop:
             if cancelling:
                 self._closed = True
             self.awaitCommitted()
-            snapshot = exportSnapshot(
-                name, target.jobName, self._checkpoint, self._states, self._lastBatch, target.dag, sourceCount,
+            states = self._states
+            snapshot = self._checkpoint.exportTo(
+                newSnapshot(name, target.jobName, states, self._lastBatch, target.dag, sourceCount), states, target.dag,
                 target.engine.fileSourceUrl,
             )
             if cancelling:

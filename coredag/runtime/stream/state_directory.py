@@ -1,6 +1,7 @@
 """sparkjet's state directory (``$SPARKJET_STATE_DIR``, else ``~/.sparkjet/state``), which keeps
-jobs' default checkpoints and exported snapshots, and the one-to-one mapping of a job's or a
-snapshot's name to a directory name there."""
+jobs' default checkpoints, exported snapshots and the fed sources' files of checkpoints at a URL:
+every default path sparkjet chooses, and the one-to-one mapping of a job's or a snapshot's name
+to a directory name there."""
 
 import hashlib
 import os
@@ -11,6 +12,11 @@ from sparkjet.coredag.errors import JobError
 STATE_DIRECTORY_VARIABLE = "SPARKJET_STATE_DIR"
 """The environment variable naming the directory of jobs' default checkpoints (else ~/.sparkjet/state)."""
 
+EXPORTED = "exported-snapshots"
+"""The directory under the state directory holding the exported snapshots."""
+FED_SOURCES = "fed-sources"
+"""The directory under the state directory holding the fed sources' files of checkpoints at a URL."""
+
 NAME_BYTES = 255
 """The longest file name most file systems take, in bytes."""
 
@@ -18,6 +24,21 @@ NAME_BYTES = 255
 def stateDirectory() -> str:
     """Return the directory of sparkjet's state: ``$SPARKJET_STATE_DIR``, else ``~/.sparkjet/state``."""
     return os.environ.get(STATE_DIRECTORY_VARIABLE) or os.path.join(os.path.expanduser("~"), ".sparkjet", "state")
+
+
+def defaultCheckpoint(jobName: str) -> str:
+    """Return the checkpoint of job ``jobName`` where none is set: named after the job."""
+    return os.path.join(stateDirectory(), fileName(jobName, f"Job '{jobName}'"))
+
+
+def exportedSnapshotDirectory(name: str) -> str:
+    """Return the directory of the snapshot exported under ``name``."""
+    return os.path.join(stateDirectory(), EXPORTED, fileName(name, f"Snapshot '{name}'"))
+
+
+def fedSourcesDirectory(checkpoint: str) -> str:
+    """Return the local directory of the fed sources' files of the checkpoint at URL ``checkpoint``."""
+    return os.path.join(stateDirectory(), FED_SOURCES, directoryName(checkpoint))
 
 
 def fileName(name: str, owner: str) -> str:

@@ -17,17 +17,16 @@ from sparkjet.coredag.runtime.cache import Cache
 from sparkjet.coredag.runtime.engine import Engine, JobControl
 from sparkjet.coredag.runtime.lifecycle import JobPhase, Lifecycle
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
-from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError, checkPrivate
-from sparkjet.coredag.runtime.state_files import withoutPassword
-from sparkjet.coredag.runtime.stream.checkpoint import CheckpointLock, StreamCheckpoint
+from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError
+from sparkjet.coredag.runtime.files import withoutPassword
+from sparkjet.coredag.runtime.permissions import checkPrivate
+from sparkjet.coredag.runtime.stream.checkpoint import CheckpointLock, StreamCheckpoint, loadSnapshot
 from sparkjet.coredag.runtime.stream.exported_snapshot import (
     JobStateSnapshot,
     SnapshotError,
     checkCompatible,
     checkShape,
-    loadSnapshot,
     processorKinds,
-    snapshotFiles,
 )
 from sparkjet.coredag.runtime.stream.stream_dag import (
     checkReplayable,
@@ -71,7 +70,7 @@ def streamStart(
     initial = None
     if initialSnapshotName is not None:
         initial = startingSnapshot(initialSnapshotName, jobName, dag)
-        claimed = snapshotFiles(initial).claimedOutputs()
+        claimed = StreamCheckpoint.ofSnapshot(initial).claimedOutputs()
     checkpoint = lock = None
     if checkpointLocation is not None:
         checkReplayable(dag, jobName)
@@ -118,7 +117,7 @@ def startingSnapshot(name: str, jobName: str, dag: DAG) -> JobStateSnapshot:
     checkPrivate(
         snapshot.directory, lambda reason: f"Job '{jobName}' cannot start from snapshot '{name}': {reason}", SnapshotError
     )
-    files = snapshotFiles(snapshot)
+    files = StreamCheckpoint.ofSnapshot(snapshot)
     files.checkQueryLog()
     files.restoredStates()
     dropped = checkCompatible(snapshot, jobName, dag, len(streamSources(dag)))

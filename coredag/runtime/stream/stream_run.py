@@ -11,10 +11,10 @@ from sparkjet.coredag.errors import JobError, StageName, UserFunctionError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics
 from sparkjet.coredag.runtime.cache import Cache
-from sparkjet.coredag.runtime.checkpoint_storage import makePrivateDirectories
+from sparkjet.coredag.runtime.files import makeDirectories
 from sparkjet.coredag.runtime.lifecycle import JobPhase, Lifecycle
 from sparkjet.coredag.runtime.stream.checkpoint import StreamCheckpoint, temporaryCheckpoint
-from sparkjet.coredag.runtime.stream.exported_snapshot import JobStateSnapshot, seedCheckpoint
+from sparkjet.coredag.runtime.stream.exported_snapshot import JobStateSnapshot
 from sparkjet.coredag.runtime.stream.micro_batch_loop import Assertions, MicroBatchLoop, StreamTarget
 from sparkjet.coredag.runtime.stream.stream_dag import needsHeartbeat, streamSources, unpeeked
 
@@ -107,7 +107,7 @@ class StreamRun:
         try:
             checkpoint.open(target.jobName)
             if self._initialSnapshot is not None and checkpoint.lastCommittedBatch() is None:
-                seedCheckpoint(self._initialSnapshot, checkpoint, target.jobName, target.engine.fileSourceUrl)
+                checkpoint.seedFrom(self._initialSnapshot, target.jobName, target.engine.fileSourceUrl)
             states = checkpoint.restoredStates()
             warnDroppedStates(target.jobName, states, target.dag)
             for output in self._outputs.values():
@@ -172,7 +172,7 @@ class StreamRun:
     def _startFeeders(self, checkpoint: StreamCheckpoint) -> list:
         """Start the driver's threads feeding the sources built from user functions."""
         for number in range(len(self._sources)):
-            makePrivateDirectories(checkpoint.sourceDirectory(number))
+            makeDirectories(checkpoint.sourceDirectory(number))
         feeders = [
             feeder
             for number, source in enumerate(self._sources)
