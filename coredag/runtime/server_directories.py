@@ -11,6 +11,7 @@ import attrs
 import cloudpickle
 from pyspark.sql import SparkSession
 
+from sparkjet.coredag.runtime.files import makeDirectories
 from sparkjet.coredag.runtime.output_directory import LocalOutputDirectory
 
 SUCCESS = "_SUCCESS"
@@ -65,7 +66,7 @@ class ServerStep:
         try:
             if self.step == "claimOnce":
                 self.directory.claimOnce()
-                os.makedirs(self.directory.staging, exist_ok=True)
+                makeDirectories(self.directory.staging, mode=0o777)
             elif self.step == "commit":
                 open(os.path.join(self.directory.staging, SUCCESS), "wb").close()
                 self.directory.commit()
