@@ -169,4 +169,4 @@ def test_the_physical_plan_takes_the_servers_default_parallelism(engine):
 
 def test_a_stream_jobs_micro_batch_is_refused_naming_the_feature(engine):
     with pytest.raises(JobError, match="Job 'stream': Stream jobs do not run on a Spark Connect session yet"):
-        engine.runMicroBatch(DAG(), None, "stream", engine.jobControl("stream"), None)
+        engine.runMicroBatch(DAG(), None, "stream", engine.jobControl("stream"), None, None)
