@@ -6,9 +6,10 @@ Nothing is decided here: parallelism, loops and exchanges are the physical plan'
 import functools
 import itertools
 import logging
+from collections.abc import Callable, Generator, Iterator
 
 from py4j.protocol import Py4JError
-from pyspark import RDD, StorageLevel
+from pyspark import RDD, Accumulator, StorageLevel
 from pyspark.rdd import PipelinedRDD
 from pyspark.sql import SparkSession
 
@@ -29,7 +30,7 @@ from sparkjet.coredag.runtime.processor_state import redistributed
 from sparkjet.coredag.runtime.shuffling import homePacket, routeItems, targetPartition
 from sparkjet.coredag.runtime.state_store import StateStore
 from sparkjet.coredag.runtime.tasklet import TaskletSpec
-from sparkjet.coredag.runtime.vertex_tasks import runVertex, selectOrdinal
+from sparkjet.coredag.runtime.vertex_tasks import StreamStart, TaskEnd, runVertex, selectOrdinal
 from sparkjet.coredag.runtime.watermarks import EdgeQueues
 
 MAX_CHAIN_LENGTH = 50
@@ -109,11 +110,9 @@ class RddBuilder:
         else:
             parent, packed = self._homed(name, self._shuffledInputs(inbound)), True
         spec = self._taskletSpec(name, inbound, sparkSource)
-        rdd = parent.mapPartitionsWithIndex(
-            functools.partial(
-                runVertex, spec, self._crossingOf(name), packed, bool(inbound), self.counts, self.states
-            )
-        )
+        stream, crossing = self._streamStart(name, inbound), self._crossingOf(name)
+        task = functools.partial(runVertex, spec, stream, crossing, packed, bool(inbound))
+        rdd = parent.mapPartitionsWithIndex(functools.partial(inClassicTask, task, name, self.counts, self.states))
         if len(self.dag.getOutboundEdges(name)) > 1 or self._isStatic(name):
             rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
             if not self._isStatic(name):  # a stream job's static outputs live as long as the job
@@ -140,14 +139,23 @@ class RddBuilder:
             watermarkQueues=tuple(self._edgeQueues(edge) for edge in inbound if edge.sourceName in self._carriers),
             carriesWatermarks=name in self._carriers,
             hasOutboundEdges=bool(self.dag.getOutboundEdges(name)),
-            dagVertexName=name,
-            savesState=self.microBatch is not None and not self.microBatch.final and not self._isStatic(name),
             processingGuarantee=(
                 ProcessingGuarantee.NONE if self.microBatch is None else self.microBatch.processingGuarantee
             ),
-            restoredStates=None if self._isStatic(name) else self._restoredStates(name),
-            stateStore=self._stateStore,
+        )
+
+    def _streamStart(self, name: str, inbound: list[Edge]) -> StreamStart | None:
+        """Return where vertex ``name``'s processors start a stream's micro-batch from (None in
+        a batch job, or where no stream reaches it)."""
+        if self.microBatch is None or self._isStatic(name):
+            return None
+        return StreamStart(
+            vertex=name,
+            store=self._stateStore,
+            restored=self._restoredStates(name) or {},
+            saves=not self.microBatch.final,
             keptAlive=not any(self._isStatic(edge.sourceName) for edge in inbound),
+            savesChangesOnly=self.plan.vertex(name).capabilities.savesChangesOnly,
         )
 
     def _edgeQueues(self, edge: Edge) -> EdgeQueues:
@@ -296,6 +304,18 @@ class RddBuilder:
         if exchange is Exchange.SHUFFLED:
             return False
         return exchange is Exchange.COALESCED or self._chainLengths.get(name, 1) + 1 > MAX_CHAIN_LENGTH
+
+
+def inClassicTask(
+    task: Callable[[int, Iterator], Generator[list, None, TaskEnd]], name: str, counts: Accumulator,
+    states: Accumulator | None, index: int, partition: Iterator,
+) -> Iterator[list]:
+    """Run ``task`` over partition ``index`` of vertex ``name`` in a Spark task, adding what it
+    ends with to the job's accumulators: its figures to ``counts``, the state it saved to ``states``."""
+    end = yield from task(index, partition)
+    counts.add(end.figures)
+    if end.state is not None:
+        states.add({(name, index): end.state})
 
 
 def watermarkCarriers(dag: DAG, plan: PhysicalPlan) -> set[str]:
