@@ -6,10 +6,9 @@ Nothing is decided here: parallelism, loops and exchanges are the physical plan'
 import functools
 import itertools
 import logging
-from collections.abc import Callable, Generator, Iterator
 
 from py4j.protocol import Py4JError
-from pyspark import RDD, Accumulator, StorageLevel
+from pyspark import RDD, StorageLevel
 from pyspark.rdd import PipelinedRDD
 from pyspark.sql import SparkSession
 
@@ -22,6 +21,7 @@ from sparkjet.coredag.model.exchange import Exchange
 from sparkjet.coredag.model.partitioner import DefaultPartitioner, Partitioner
 from sparkjet.coredag.model.routing import Route
 from sparkjet.coredag.processors.sinks import CollectToList, SinkSupplier
+from sparkjet.coredag.runtime.classic_tasks import inClassicTask
 from sparkjet.coredag.runtime.coalescing import coalescedByJetsRule
 from sparkjet.coredag.runtime.crossing import Crossing
 from sparkjet.coredag.runtime.micro_batch import MicroBatch
@@ -30,7 +30,7 @@ from sparkjet.coredag.runtime.processor_state import redistributed
 from sparkjet.coredag.runtime.shuffling import homePacket, routeItems, targetPartition
 from sparkjet.coredag.runtime.state_store import StateStore
 from sparkjet.coredag.runtime.tasklet import TaskletSpec
-from sparkjet.coredag.runtime.vertex_tasks import StreamStart, TaskEnd, runVertex, selectOrdinal
+from sparkjet.coredag.runtime.vertex_tasks import StreamStart, runVertex, selectOrdinal
 from sparkjet.coredag.runtime.watermarks import EdgeQueues
 
 MAX_CHAIN_LENGTH = 50
@@ -304,18 +304,6 @@ class RddBuilder:
         if exchange is Exchange.SHUFFLED:
             return False
         return exchange is Exchange.COALESCED or self._chainLengths.get(name, 1) + 1 > MAX_CHAIN_LENGTH
-
-
-def inClassicTask(
-    task: Callable[[int, Iterator], Generator[list, None, TaskEnd]], name: str, counts: Accumulator,
-    states: Accumulator | None, index: int, partition: Iterator,
-) -> Iterator[list]:
-    """Run ``task`` over partition ``index`` of vertex ``name`` in a Spark task, adding what it
-    ends with to the job's accumulators: its figures to ``counts``, the state it saved to ``states``."""
-    end = yield from task(index, partition)
-    counts.add(end.figures)
-    if end.state is not None:
-        states.add({(name, index): end.state})
 
 
 def watermarkCarriers(dag: DAG, plan: PhysicalPlan) -> set[str]:

@@ -13,10 +13,10 @@ from sparkjet.coredag.processors.keyed import AccumulatorHolder, MapStatefulP, R
 from sparkjet.coredag.processors.transform_stateful import TransformStatefulP
 from sparkjet.coredag.runtime.crossing import Crossing
 from sparkjet.coredag.runtime import live_processors
+from sparkjet.coredag.runtime.classic_tasks import inClassicTask
 from sparkjet.coredag.runtime.live_processors import takeLive
 from sparkjet.coredag.runtime.state_store import StateStore
 from sparkjet.coredag.runtime.tasklet import TaskletSpec
-from sparkjet.coredag.runtime.rdd_building import inClassicTask
 from sparkjet.coredag.runtime.vertex_tasks import StreamStart, runVertex
 from tests.conftest import eventually
 
