@@ -197,9 +197,9 @@ def test_the_runtime_reads_no_source_processors_module(module):
 
 
 MAX_ATTRIBUTES = 15
-WIDE_CLASSES_LEFT = {"sparkjet.coredag.runtime.tasklet.TaskletSpec"}
-"""The runtime's classes still over ``MAX_ATTRIBUTES``: TaskletSpec's fields become values in
-issue 35's point 5 (tasks as values), which then empties this set."""
+WIDE_CLASSES_LEFT: set[str] = set()
+"""The runtime's classes still over ``MAX_ATTRIBUTES``: none since tasks became values
+(issue 35, point 5)."""
 
 
 def attributesOf(cls: ast.ClassDef) -> set[str]:
@@ -290,3 +290,29 @@ def wholeWrites(path: pathlib.Path) -> set[str]:
 def test_only_the_file_layer_writes_files_whole_and_makes_their_directories(module):
     found = wholeWrites(MODULES[module])
     assert not found or module in WHOLE_WRITES, f"{module} calls {sorted(found)}: write through runtime/files.py"
+
+
+MAX_FIELDS = 15
+"""The most attributes a class of a task's code sets: past that it holds more than one concept."""
+TASK_MODULES = tuple(f"{RUNTIME}.{name}" for name in ("tasklet", "vertex_tasks"))
+
+
+def fieldsOf(node: ast.ClassDef) -> set[str]:
+    """Return the attributes class ``node`` sets: its annotated fields and what it assigns to ``self``."""
+    fields = {item.target.id for item in node.body if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)}
+    targets = [target for item in ast.walk(node) if isinstance(item, ast.Assign) for target in item.targets]
+    targets += [item.target for item in ast.walk(node) if isinstance(item, ast.AnnAssign)]
+    return fields | {
+        part.attr for target in targets for part in ast.walk(target)
+        if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name) and part.value.id == "self"
+    }
+
+
+@pytest.mark.parametrize("module", TASK_MODULES)
+def test_a_task_takes_a_start_value_and_returns_a_saved_one(module):
+    """Issue 35, point 5: a task's classes are values of at most 15 fields (``TaskletSpec`` shed
+    its stream-only ones into ``StreamStart``), and no in/out ``Snapshot`` object is left."""
+    classes = [node for node in ast.walk(ast.parse(MODULES[module].read_text())) if isinstance(node, ast.ClassDef)]
+    wide = {node.name: len(fieldsOf(node)) for node in classes if len(fieldsOf(node)) > MAX_FIELDS}
+    assert not wide, f"{module}: classes over {MAX_FIELDS} fields {wide}: split them by concept"
+    assert "Snapshot" not in {node.name for node in classes}, f"{module} defines a Snapshot class"

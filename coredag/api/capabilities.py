@@ -12,6 +12,7 @@ from collections.abc import Callable
 import attrs
 
 from sparkjet.coredag.api.processor import AbstractProcessor, Processor
+from sparkjet.coredag.api.saves_changes import SavesChanges
 from sparkjet.coredag.model.dag import DAG
 
 
@@ -52,6 +53,10 @@ class Capabilities:
     exactlyOnce: bool = False
     """A sink that repeats no item after a restart."""
 
+    savesChangesOnly: bool = False
+    """Its processors can save only what changed since their last snapshot (they are
+    ``SavesChanges``): a stream's micro-batch then writes a delta they give, not every entry."""
+
     output: object = None
     """Where a sink's items go (a list, files, a DataFrame, an assertion); None for a processor
     that keeps its items in the job."""
@@ -67,11 +72,18 @@ class DeclaresCapabilities(abc.ABC):
 
 def capabilitiesOf(supplier: Callable) -> Capabilities:
     """Return the capabilities ``supplier`` declares or, for a supplier of the user's own, the
-    default: no fast path (so it may emit watermarks), and a heartbeat where its processors may
-    take part in a two-phase commit."""
+    default: no fast path (so it may emit watermarks), a heartbeat where its processors may
+    take part in a two-phase commit, and changes only where they save them."""
     if isinstance(supplier, DeclaresCapabilities):
         return supplier.capabilities()
-    return Capabilities(needsHeartbeat=mayPrepareCommits(supplier))
+    return Capabilities(needsHeartbeat=mayPrepareCommits(supplier), savesChangesOnly=makesChangeSavers(supplier))
+
+
+def makesChangeSavers(supplier: Callable) -> bool:
+    """Return whether the processors ``supplier`` makes save only what changed (are
+    ``SavesChanges``), as the class it makes says; one that does not tell its class saves everything."""
+    made = processorClass(supplier)
+    return made is not None and issubclass(made, SavesChanges)
 
 
 def readsStream(dag: DAG) -> bool:

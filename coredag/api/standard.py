@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 
-from sparkjet.coredag.api.capabilities import Capabilities, DeclaresCapabilities, mayPrepareCommits
+from sparkjet.coredag.api.capabilities import Capabilities, DeclaresCapabilities, makesChangeSavers, mayPrepareCommits
 from sparkjet.coredag.api.processor import Processor, ProcessorContext
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.vertex import Vertex
@@ -58,8 +58,9 @@ class StandardProcessorSupplier(DeclaresCapabilities):
         """Return the fast path: a function from input batches to output batches."""
 
     def capabilities(self) -> Capabilities:
-        """Return its fast path, what its class attributes above declare, and a heartbeat where
-        the processors it makes may take part in a two-phase commit."""
+        """Return its fast path, what its class attributes above declare, a heartbeat where
+        the processors it makes may take part in a two-phase commit, and changes only where they
+        save them."""
         return Capabilities(
             hasFastPath=True,
             takesOrdinalPairs=self.takesOrdinalPairs,
@@ -67,6 +68,7 @@ class StandardProcessorSupplier(DeclaresCapabilities):
             readsThroughSpark=self.readsThroughSpark,
             readsStream=self.readsStream,
             needsHeartbeat=mayPrepareCommits(self),
+            savesChangesOnly=makesChangeSavers(self),
         )
 
     def fastPath(self, context: ProcessorContext) -> PartitionFunction:

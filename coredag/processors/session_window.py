@@ -35,8 +35,9 @@ class SessionWindowP(DeclaresCapabilities):
     """Drawn as a window vertex."""
 
     def capabilities(self) -> Capabilities:
-        """Return that its processors need a heartbeat where they emit early results, as time passes."""
-        return Capabilities(needsHeartbeat=self.earlyResultsPeriod > 0)
+        """Return that its processors need a heartbeat where they emit early results, as time passes,
+        and save only what changed."""
+        return Capabilities(needsHeartbeat=self.earlyResultsPeriod > 0, savesChangesOnly=True)
 
     def __attrs_post_init__(self) -> None:
         if len(self.keyFns) != self.aggrOp.arity:

@@ -41,8 +41,9 @@ class VertexStep:
     countsInput: bool
 
     def run(self, figures: Figures, index: int, batches: Iterator[list]) -> Iterator[list]:
-        """Yield processor ``index``'s output batches."""
-        return runVertex(self.spec, self.crossing, False, self.countsInput, figures, None, index, batches)
+        """Yield processor ``index``'s output batches; add its figures to ``figures``."""
+        end = yield from runVertex(self.spec, None, self.crossing, False, self.countsInput, index, batches)
+        figures.add(end.figures)
 
 
 @attrs.frozen

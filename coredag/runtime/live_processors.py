@@ -9,6 +9,7 @@ import time
 
 import attrs
 
+from sparkjet.coredag.api.processor import Outbox, Processor
 from sparkjet.coredag.api.saves_changes import SavesChanges
 from sparkjet.coredag.runtime.processor_state import ProcessorState
 from sparkjet.coredag.runtime.files import filesAt
@@ -31,8 +32,8 @@ class LiveProcessor:
     in the chain of state files ``files`` (``saved``: its entries, what the next delta is taken
     against, unless it saves its changes)."""
 
-    processor: object
-    outbox: object
+    processor: Processor
+    outbox: Outbox
     savedBy: str
     files: tuple[str, ...]
     saved: SavedEntries

@@ -23,6 +23,7 @@ from sparkjet.coredag.model.partitioner import DefaultPartitioner, Partitioner
 from sparkjet.coredag.model.routing import Route
 from sparkjet.coredag.processors.sinks import CollectToList, SinkSupplier
 from sparkjet.coredag.runtime.cache import StreamCaches
+from sparkjet.coredag.runtime.classic_tasks import inClassicTask
 from sparkjet.coredag.runtime.coalescing import coalescedByJetsRule
 from sparkjet.coredag.runtime.crossing import Crossing
 from sparkjet.coredag.runtime.micro_batch import MicroBatch
@@ -31,7 +32,7 @@ from sparkjet.coredag.runtime.processor_state import redistributed
 from sparkjet.coredag.runtime.shuffling import homePacket, routeItems, targetPartition
 from sparkjet.coredag.runtime.tasklet import TaskletSpec
 from sparkjet.coredag.runtime.vertex_specs import vertexTaskletSpec, watermarkCarriers
-from sparkjet.coredag.runtime.vertex_tasks import runVertex, selectOrdinal
+from sparkjet.coredag.runtime.vertex_tasks import StreamStart, runVertex, selectOrdinal
 from sparkjet.coredag.runtime.watermarks import EdgeQueues
 
 MAX_CHAIN_LENGTH = 50
@@ -109,11 +110,9 @@ class RddBuilder:
         else:
             parent, packed = self._homed(name, self._shuffledInputs(inbound)), True
         spec = self._taskletSpec(name, inbound, sparkSource)
-        rdd = parent.mapPartitionsWithIndex(
-            functools.partial(
-                runVertex, spec, self._crossingOf(name), packed, bool(inbound), self.counts, self.states
-            )
-        )
+        stream, crossing = self._streamStart(name, inbound), self._crossingOf(name)
+        task = functools.partial(runVertex, spec, stream, crossing, packed, bool(inbound))
+        rdd = parent.mapPartitionsWithIndex(functools.partial(inClassicTask, task, name, self.counts, self.states))
         if len(self.dag.getOutboundEdges(name)) > 1 or self._isStatic(name):
             rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
             if not self._isStatic(name):  # a stream job's static outputs live as long as the job
@@ -127,13 +126,23 @@ class RddBuilder:
         )
         return attrs.evolve(
             spec,
-            savesState=self.microBatch is not None and not self.microBatch.final and not self._isStatic(name),
             processingGuarantee=(
                 ProcessingGuarantee.NONE if self.microBatch is None else self.microBatch.processingGuarantee
             ),
-            restoredStates=None if self._isStatic(name) else self._restoredStates(name),
-            stateStore=self._stateStore,
+        )
+
+    def _streamStart(self, name: str, inbound: list[Edge]) -> StreamStart | None:
+        """Return where vertex ``name``'s processors start a stream's micro-batch from (None in
+        a batch job, or where no stream reaches it)."""
+        if self.microBatch is None or self._isStatic(name):
+            return None
+        return StreamStart(
+            vertex=name,
+            store=self._stateStore,
+            restored=self._restoredStates(name) or {},
+            saves=not self.microBatch.final,
             keptAlive=not any(self._isStatic(edge.sourceName) for edge in inbound),
+            savesChangesOnly=self.plan.vertex(name).capabilities.savesChangesOnly,
         )
 
     def _edgeQueues(self, edge: Edge) -> EdgeQueues:

@@ -97,6 +97,22 @@ class StateStore:
             return False
         return sum(deltas) < base
 
+    def changesOnly(self, chain: tuple[str, ...], savesChangesOnly: bool) -> bool:
+        """Return whether the version after the files ``chain`` is a delta the processor gives:
+        it ``savesChangesOnly`` (its ``Capabilities``) and the chain ``extends``; else it saves every entry."""
+        return savesChangesOnly and self.extends(chain)
+
+    def saveVersion(
+        self, vertex: str, index: int, entries: list[tuple], changesOnly: bool, savesChangesOnly: bool,
+        last: SavedEntries | None, chain: tuple[str, ...],
+    ) -> SavedVersion:
+        """Write what processor ``index`` of ``vertex`` saved after the version whose files are
+        ``chain``: the delta it gave where it saved ``changesOnly``, else its entries, compared
+        with ``last`` unless it ``savesChangesOnly`` (its next versions are deltas it gives)."""
+        if changesOnly:
+            return self.saveChanges(vertex, index, entries, chain)
+        return self.save(vertex, index, entries, last, chain, not savesChangesOnly)
+
     def saveChanges(self, vertex: str, index: int, changes: list[tuple], chain: tuple[str, ...]) -> SavedVersion:
         """Write the delta processor ``index`` of ``vertex`` gave (``(key, REMOVED)`` for a removed
         key) after the version whose files are ``chain``."""

@@ -1,7 +1,7 @@
 """Running one processor of a vertex inside a Spark task: the fast path or the cooperative loop."""
 
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from time import monotonic, sleep
 
 import attrs
@@ -15,14 +15,14 @@ from sparkjet.coredag.api.processor import (
     callIdleHook,
     restoreSnapshot,
 )
-from sparkjet.coredag.api.saves_changes import SavesChanges
+from sparkjet.coredag.api.saves_changes import replayChanges
 from sparkjet.coredag.api.standard import BatchFunction, batched
 from sparkjet.coredag.errors import ProcessorContractError, SparkjetError, UserFunctionError, shorten
 from sparkjet.coredag.model.edge import Ordering
 from sparkjet.coredag.model.metrics import TaskMetrics
 from sparkjet.coredag.model.watermark import Watermark
 from sparkjet.coredag.runtime.physical_plan import Loop
-from sparkjet.coredag.runtime.watermarks import toEveryBucket
+from sparkjet.coredag.runtime.watermarks import EdgeQueues, toEveryBucket
 
 IDLE_SPINS = 10
 """How many calls in a row that make no progress the loop makes at once, before it parks."""
@@ -56,26 +56,12 @@ class TaskletSpec:
     inboundPriorities: tuple[int, ...] = ()
     inboundOrdering: Ordering | None = None
     loop: Loop = Loop.COOPERATIVE
-    watermarkQueues: tuple = ()
-    """The ``EdgeQueues`` of the inbound edges whose upstream processors may send watermarks."""
+    watermarkQueues: tuple[EdgeQueues, ...] = ()
+    """The inbound edges whose upstream processors may send watermarks."""
     carriesWatermarks: bool = False
     """The vertex's processors may emit watermarks (their own, or forwarded): its output
     carries them as markers among its items."""
     hasOutboundEdges: bool = True
-    dagVertexName: str = ""
-    """The vertex's name in the DAG, which keys the state its processors save."""
-    savesState: bool = False
-    """A stream's micro-batch: once its input is consumed, each processor saves its state to
-    its snapshot (for the next micro-batch) instead of completing."""
-    restoredStates: Mapping[int, object] | None = None
-    """A stream's micro-batch after the first: what each processor index restores, the
-    ``ProcessorState`` it saved at the end of the previous one (or a ``RestoredShare`` of
-    those another number of processors saved)."""
-    stateStore: object = None
-    """A stream's micro-batch: the ``StateStore`` its processors save their state to."""
-    keptAlive: bool = False
-    """A stream's micro-batch: a Python worker keeps the processor alive for its next one.
-    Not where a vertex no stream reaches feeds it, whose items come again every micro-batch."""
 
     def context(self, index: int, metrics: TaskMetrics | None = None) -> ProcessorContext:
         """Return the context of processor ``index``, counting into ``metrics`` if given."""
@@ -103,36 +89,73 @@ def _first(pair: tuple) -> object:
     return pair[0]
 
 
-class Snapshot:
-    """What a processor of a stream's micro-batch starts from and ends with. It starts from
-    ``live``, the processor (with its outbox) its previous micro-batch ended with, where this
-    Python worker kept it (brought up to date by ``catchUp``, if given, where it was kept a few
-    micro-batches ago); else from a new processor that restores the entries ``restored`` gives. ``follows``: the previous micro-batch ended with a snapshot, committed since (its
-    second commit phase is due). If it ``saves``, it ends with the entries it saved (``saved``:
-    only those changed since, where ``changesOnly`` and the processor ``givesChanges``, being one
-    that ``SavesChanges``) and itself, to keep for the next micro-batch (``kept``)."""
+@attrs.frozen(kw_only=True)
+class Start:
+    """How a processor of a stream's micro-batch ends: where it ``saves``, by saving its state
+    (only what changed since it last saved, where ``changesOnly``) and preparing its commit
+    instead of completing, then kept for the next micro-batch where it ``keeps``. What it starts
+    from is its kind's: ``Fresh``, ``Restored`` or ``Live``."""
 
-    def __init__(
-        self, restored: Callable[[], list], saves: bool, follows: bool = False, live: tuple | None = None,
-        changesOnly: bool = False, catchUp: Callable[[Processor], None] | None = None,
-    ) -> None:
-        self.restored, self.saves, self.follows, self.live = restored, saves, follows, live
-        self.changesOnly, self.catchUp = changesOnly, catchUp
-        self.saved: tuple = ()
-        self.givesChanges = False
-        self.kept: tuple | None = None
+    saves: bool = False
+    changesOnly: bool = False
+    keeps: bool = False
+
+    def follows(self) -> bool:
+        """Return whether it takes up a snapshot committed since, whose second commit phase is due."""
+        return True
+
+
+@attrs.frozen(kw_only=True)
+class Fresh(Start):
+    """A new processor that restores nothing: a batch job's, or a stream's before its first snapshot."""
+
+    def follows(self) -> bool:
+        """Return False: no snapshot came before."""
+        return False
+
+
+@attrs.frozen(kw_only=True)
+class Restored(Start):
+    """A new processor that restores the snapshot entries ``entries`` reads once it is ready for them."""
+
+    entries: Callable[[], list[tuple]]
+
+
+@attrs.frozen(kw_only=True)
+class Live(Start):
+    """The ``processor`` (with its ``outbox``) a Python worker kept from an earlier micro-batch,
+    brought up to date, where it was kept a few micro-batches ago, by the changes ``catchUp``
+    reads (the entries changed and the keys removed since)."""
+
+    processor: Processor
+    outbox: Outbox
+    catchUp: Callable[[], tuple[Mapping, Iterable]] | None = None
+
+
+FRESH = Fresh()
+"""The start of a batch job's processors."""
+
+
+@attrs.frozen
+class Saved:
+    """What a processor that saves ends its micro-batch with: the snapshot entries it saved
+    (only those changed since it last saved, where its start said ``changesOnly``) and, where it
+    keeps, itself with its outbox for the next micro-batch."""
+
+    entries: tuple[tuple, ...]
+    kept: tuple[Processor, Outbox] | None = None
 
 
 def runPartition(
-    spec: TaskletSpec, index: int, items: Iterator, snapshot: Snapshot | None = None,
-    metrics: TaskMetrics | None = None,
+    spec: TaskletSpec, index: int, items: Iterator, start: Start = FRESH, metrics: TaskMetrics | None = None,
 ) -> Iterator:
-    """Run processor ``index`` of the vertex over the partition's items.
+    """Run processor ``index`` of the vertex over the partition's items, from ``start``.
 
     With several inbound edges ``items`` are ``(ordinal, item)`` pairs, the priority groups
     one after the other; with several buckets the output is ``(ordinal, item)`` pairs too.
     A watermark to observe comes in its place among the items (``(None, watermark)`` among pairs).
-    A processor counts the late events it dropped into ``metrics``, if given.
+    A processor counts the late events it dropped into ``metrics``, if given. Where it saves,
+    the output returns what it ``Saved`` (see ``returning``).
     """
     context = spec.context(index, metrics)
     if spec.usesFastPath():
@@ -140,21 +163,22 @@ def runPartition(
     if len(spec.inboundOrdinals) == 1:
         ordinal = spec.inboundOrdinals[0]
         items = ((None, item) if type(item) is Watermark else (ordinal, item) for item in items)
-    output = runCooperatively(spec, context, items, snapshot)
+    output = runCooperatively(spec, context, items, start)
     if spec.bucketCount > 1:
         return output
-    return (item for _, item in output)
+    return _untagged(output) if start.saves else (item for _, item in output)
 
 
 def runPartitionBatches(
     spec: TaskletSpec, index: int, batches: Iterator[list | Watermark], metrics: TaskMetrics | None = None,
-    snapshot: Snapshot | None = None,
+    start: Start = FRESH,
 ) -> Iterator[list]:
     """Run processor ``index`` over a partition given and returned as lists of items, with the
     watermarks to observe in their places between the input's lists; the input of an ordered
     edge is sorted first (its runs come sorted: Timsort merges them; its watermarks follow it).
     A fused vertex counts its stages' items into ``metrics``, if given. A standard vertex
-    forwards each watermark in its place, as Jet's processors do by default."""
+    forwards each watermark in its place, as Jet's processors do by default. Where it saves,
+    the output returns what it ``Saved``."""
     ordering = spec.inboundOrdering
     if ordering is not None:
         elements = list(batches)
@@ -167,7 +191,28 @@ def runPartitionBatches(
         run = spec.processorSupplier.batchFunction(spec.context(index, metrics))
         return _inBand(run, batches, spec.bucketCount)
     items = _flattened(batches, len(spec.inboundOrdinals) > 1)
-    return batched(runPartition(spec, index, items, snapshot, metrics))
+    output = runPartition(spec, index, items, start, metrics)
+    return _batched(output) if start.saves else batched(output)
+
+
+def returning(generator: Generator, returned: list) -> Iterator:
+    """Yield what ``generator`` yields, then add what it returns to ``returned``: what a
+    processor ``Saved``, through code that passes the output on."""
+    returned.append((yield from generator))
+
+
+def _untagged(output: Generator) -> Generator:
+    """Yield the items of ``output``'s ``(ordinal, item)`` pairs; return what it returns."""
+    returned: list = []
+    yield from (item for _, item in returning(output, returned))
+    return returned[0]
+
+
+def _batched(output: Generator) -> Generator:
+    """Yield ``output``'s items in lists; return what it returns."""
+    returned: list = []
+    yield from batched(returning(output, returned))
+    return returned[0]
 
 
 def _flattened(batches: Iterator[list | Watermark], tagged: bool) -> Iterator:
@@ -207,34 +252,33 @@ def _drainedWatermarks(pending: list[Watermark], bucketCount: int) -> Iterator[l
 
 def runCooperatively(
     spec: TaskletSpec, context: ProcessorContext, taggedItems: Iterable[tuple[int | None, object]],
-    snapshot: Snapshot | None = None,
-) -> Iterator[tuple[int, object]]:
+    start: Start = FRESH,
+) -> Generator[tuple[int, object], None, Saved | None]:
     """Drive one processor through ``(ordinal, item)`` input; yield ``(ordinal, item)`` it emits.
 
     A ``(None, watermark)`` pair is a watermark the processor observes there. In a stream's
-    micro-batch it first restores the ``snapshot`` entries given and finishes the previous commit;
-    where it ``saves``, it ends by saving its state and preparing its commit instead of completing
+    micro-batch it first restores the entries its ``start`` gives (or catches up, kept alive)
+    and finishes the previous commit; where it ``saves``, it ends by saving its state and
+    preparing its commit instead of completing, and returns what it ``Saved``
     (docs/internals/core-dag-on-spark.md, "The cooperative loop")."""
-    live = snapshot.live if snapshot is not None else None
-    processor, outbox = live if live is not None else _newProcessor(spec)
-    if snapshot is not None:
-        snapshot.givesChanges = isinstance(processor, SavesChanges)
-    loop = _CooperativeLoop(processor, outbox, context.vertexName, inputWaited=snapshot is not None)
+    processor, outbox = (start.processor, start.outbox) if isinstance(start, Live) else _newProcessor(spec)
+    loop = _CooperativeLoop(processor, outbox, context.vertexName, inputWaited=start.saves or start.follows())
     groups = spec.priorityGroups()
     groupOf = {ordinal: number for number, group in enumerate(groups) for ordinal in group}
     pending: dict[int, list] = {ordinal: [] for ordinal in spec.inboundOrdinals}
     lateBefore = _lateEventsDropped(processor)
+    kept = None
     try:
-        if live is None:
+        if not isinstance(start, Live):
             processor.init(outbox, context)
-            restored = snapshot.restored() if snapshot is not None else ()
+            restored = start.entries() if isinstance(start, Restored) else ()
             if restored:
                 loop.guarded(lambda: restoreSnapshot(processor, Inbox(restored)))
                 yield from loop.repeat(processor.finishSnapshotRestore)
-        elif snapshot.catchUp is not None:
-            loop.guarded(lambda: snapshot.catchUp(processor))
+        elif start.catchUp is not None:
+            loop.guarded(lambda: replayChanges(processor, *start.catchUp()))
             yield from loop.repeat(processor.finishSnapshotRestore)
-        if snapshot is not None and snapshot.follows:
+        if start.follows():
             yield from loop.repeat(lambda: processor.snapshotCommitFinish(True))
         current = 0
         for ordinal, item in taggedItems:
@@ -249,18 +293,18 @@ def runCooperatively(
             if len(batch) >= spec.queueSize:
                 yield from loop.process(ordinal, batch)
                 pending[ordinal] = []
-        if snapshot is not None and snapshot.saves:
-            yield from loop.saveState(pending, snapshot.changesOnly and snapshot.givesChanges)
-            snapshot.saved = tuple(outbox.drainSnapshotBucket())
-            snapshot.kept = (processor, outbox) if spec.keptAlive else None
-            return
+        if start.saves:
+            yield from loop.saveState(pending, start.changesOnly)
+            kept = (processor, outbox) if start.keeps else None
+            return Saved(tuple(outbox.drainSnapshotBucket()), kept)
         for group in groups[current:]:
             yield from loop.completeGroup(group, pending)
         yield from loop.repeat(processor.complete)
+        return None
     finally:
         if context.metrics is not None:
             context.metrics.countLateEvents(spec.vertexName, _lateEventsDropped(processor) - lateBefore)
-        if snapshot is None or snapshot.kept is None:
+        if kept is None:
             processor.close()
 
 

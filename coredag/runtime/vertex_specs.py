@@ -36,7 +36,6 @@ def vertexTaskletSpec(
         watermarkQueues=tuple(edgeQueues(edge) for edge in inbound if edge.sourceName in carriers),
         carriesWatermarks=name in carriers,
         hasOutboundEdges=bool(dag.getOutboundEdges(name)),
-        dagVertexName=name,
     )
 
 

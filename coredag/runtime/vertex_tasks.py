@@ -1,19 +1,62 @@
 """The functions Spark runs over a vertex's partitions: one processor over its input batches,
 and the pick of one outbound edge's items. No pyspark here."""
 
+import functools
 import itertools
 import pickle
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Generator, Iterator, Mapping
 
-from sparkjet.coredag.api.saves_changes import SavesChanges, replayChanges
+import attrs
+
 from sparkjet.coredag.model.metrics import TaskMetrics
 from sparkjet.coredag.runtime.crossing import Crossing, namedBatches
-from sparkjet.coredag.runtime.live_processors import LiveProcessor, TakenUp, keepLive, takeLive
+from sparkjet.coredag.runtime.live_processors import LiveProcessor, keepLive, takeLive
 from sparkjet.coredag.runtime.processor_state import ProcessorState, RestoredShare
-from sparkjet.coredag.runtime.state_store import SavedEntries, SavedVersion, StateStore
-from sparkjet.coredag.runtime.tasklet import Snapshot, TaskletSpec, runPartitionBatches
+from sparkjet.coredag.runtime.state_store import SavedEntries, StateStore
+from sparkjet.coredag.runtime.tasklet import (
+    FRESH,
+    Fresh,
+    Live,
+    Restored,
+    Saved,
+    Start,
+    TaskletSpec,
+    returning,
+    runPartitionBatches,
+)
 from sparkjet.coredag.runtime.transport import TRANSPORTED, TransportedError
 from sparkjet.coredag.runtime.watermarks import InboundWatermarks, OutputWatermarks, queuesOf
+
+
+@attrs.frozen
+class StreamStart:
+    """What the processors of a vertex start a stream's micro-batch from and save at its end
+    (a batch job's vertex, and a stream job's that no stream reaches, have none): the state
+    each processor index saved at the end of the previous micro-batch (``restored``, or a
+    ``RestoredShare`` of those another number of processors saved), the ``StateStore`` they
+    save to, under the vertex's name in the DAG (``vertex``)."""
+
+    vertex: str
+    store: StateStore
+    restored: Mapping[int, ProcessorState | RestoredShare] = attrs.field(factory=dict)
+    saves: bool = True
+    """Each processor saves its state once its input is consumed, instead of completing: every
+    micro-batch but a final one."""
+    keptAlive: bool = True
+    """A Python worker keeps each processor alive for the next micro-batch. Not where a vertex
+    no stream reaches feeds it, whose items come again every micro-batch."""
+    savesChangesOnly: bool = False
+    """Its processors can save only what changed (``Capabilities.savesChangesOnly``)."""
+
+
+@attrs.frozen
+class TaskEnd:
+    """What a vertex's task ends with besides its output: its figures (``TaskMetrics.total()``)
+    and, in a stream's micro-batch, the state its processor saved (None where it saved none)."""
+
+    figures: Counter
+    state: ProcessorState | None = None
 
 
 def selectOrdinal(ordinal: int, batches: Iterator[list]) -> Iterator[list]:
@@ -25,19 +68,20 @@ def selectOrdinal(ordinal: int, batches: Iterator[list]) -> Iterator[list]:
 
 
 def runVertex(
-    spec: TaskletSpec, crossing: Crossing, packed: bool, countsInput: bool, counts, states,
+    spec: TaskletSpec, stream: StreamStart | None, crossing: Crossing, packed: bool, countsInput: bool,
     index: int, partition: Iterator,
-) -> Iterator[list]:
+) -> Generator[list, None, TaskEnd]:
     """Run processor ``index`` of the vertex over its partition; its output batches name the
-    stage that emitted them where an item cannot be pickled (see ``namedBatches``). In a
-    stream's micro-batch the processor takes up where it ended the previous one (kept alive in
-    this worker, or restored from its state files), saves its state to the job's ``StateStore``
-    and adds where it saved it to ``states``. Watermarks come and go in-band (see ``watermarks``):
-    a processor that completes sends its done markers after its last item."""
+    stage that emitted them where an item cannot be pickled (see ``namedBatches``); return what
+    the task ends with. In a stream's micro-batch the processor takes up where it ended the
+    previous one (kept alive in this worker, or restored from its state files) and saves its
+    state to the job's ``StateStore``. Watermarks come and go in-band (see ``watermarks``): a
+    processor that completes sends its done markers after its last item."""
     metrics = TaskMetrics()
-    restored = spec.restoredStates.get(index) if spec.restoredStates else None
-    start = restored.start if isinstance(restored, RestoredShare) else restored or ProcessorState()
-    snapshot = _snapshot(spec, index, restored) if spec.savesState or restored is not None else None
+    restored = stream.restored.get(index) if stream is not None else None
+    watermarks = restored.start if isinstance(restored, RestoredShare) else restored or ProcessorState()
+    saves = stream is not None and stream.saves
+    resumed, last = _resumed(spec, stream, index, restored) if saves or restored is not None else (FRESH, None)
     batches = (pickle.loads(packet) for _, packet in partition if packet) if packed else partition  # b"": the home's
     batches = sliced(batches, spec.queueSize)
     if countsInput:
@@ -46,85 +90,79 @@ def runVertex(
     if spec.watermarkQueues:
         queues = queuesOf(spec.watermarkQueues, index)
         tagged = len(spec.inboundOrdinals) > 1
-        inbound = InboundWatermarks(queues, tagged, spec.inboundOrdinals[0], start.coalescer, start.observedWatermark)
+        inbound = InboundWatermarks(
+            queues, tagged, spec.inboundOrdinals[0], watermarks.coalescer, watermarks.observedWatermark
+        )
         batches = inbound.items(batches)
+    returned: list[Saved | None] = []
     try:
-        output = runPartitionBatches(spec, index, batches, metrics, snapshot)
+        output = runPartitionBatches(spec, index, batches, metrics, resumed)
+        if saves:
+            output = returning(output, returned)
         if spec.carriesWatermarks:
-            outbound = OutputWatermarks(index, start.emittedTo(spec.bucketCount), spec.hasOutboundEdges)
+            outbound = OutputWatermarks(index, watermarks.emittedTo(spec.bucketCount), spec.hasOutboundEdges)
             output = outbound.items(output)
         output = metrics.countedOutput(spec.vertexName, output)
-        if outbound is not None and spec.hasOutboundEdges and not spec.savesState:
+        if outbound is not None and spec.hasOutboundEdges and not saves:
             output = itertools.chain(output, outbound.done())
         yield from namedBatches(output, crossing)
-        if spec.savesState:
-            saved = _savedState(spec, index, snapshot, inbound, outbound)
+        state = None
+        if saves:  # a fast path returns no Saved: it saves no entry
+            saved = returned[0] or Saved(())
+            state = _savedState(stream, index, restored, resumed, last, saved, inbound, outbound)
     except TRANSPORTED as error:
         raise TransportedError(error) from None
     metrics.discount(spec.vertexName, *(part.markerCount if part is not None else 0 for part in (inbound, outbound)))
-    counts.add(metrics.total())
-    if spec.savesState:
-        states.add({(spec.dagVertexName, index): saved})
     _drained(partition)
+    return TaskEnd(metrics.total(), state)
 
 
-class _RestoringSnapshot(Snapshot):
-    """A snapshot that notes the entries it restored from the files, for the next delta (a
-    processor that ``SavesChanges`` gives its own)."""
-
-    def __init__(self, store: StateStore, restored, saves: bool, takenUp: TakenUp | None) -> None:
-        chain = _chainOf(restored)
-        live = None if takenUp is None else takenUp.live
-        super().__init__(
-            self._load, saves, restored is not None, None if live is None else (live.processor, live.outbox),
-            changesOnly=saves and store.extends(chain),
-            catchUp=self._replay if takenUp is not None and takenUp.replayed else None,
-        )
-        self._store, self._restored, self.chain = store, restored, chain
-        self._replayed = () if takenUp is None else takenUp.replayed
-        self.lastSaved: SavedEntries | None = None if live is None else live.saved
-
-    def _load(self) -> list:
-        entries = self._store.load(self._restored) if self._restored is not None else []
-        if isinstance(self._restored, ProcessorState) and not self.givesChanges:
-            self.lastSaved = SavedEntries.of(entries)
-        return entries
-
-    def _replay(self, processor: SavesChanges) -> None:
-        replayChanges(processor, *self._store.changesIn(self._replayed))
-
-    def save(self, vertex: str, index: int) -> SavedVersion:
-        """Write the entries the processor saved to the store: the delta it gave, or its state
-        (then compared with the last version, unless it gives its deltas)."""
-        if self.changesOnly and self.givesChanges:
-            return self._store.saveChanges(vertex, index, list(self.saved), self.chain)
-        return self._store.save(vertex, index, list(self.saved), self.lastSaved, self.chain, not self.givesChanges)
-
-
-def _chainOf(restored) -> tuple[str, ...]:
+def _chainOf(restored: ProcessorState | RestoredShare | None) -> tuple[str, ...]:
     """Return the files of the version a processor takes up (none when it restores a share)."""
     return restored.files if isinstance(restored, ProcessorState) else ()
 
 
-def _snapshot(spec: TaskletSpec, index: int, restored) -> _RestoringSnapshot:
-    """Return the snapshot processor ``index`` starts from: the processor kept alive in this
-    worker where it saved the state ``restored`` names, else that state read back."""
-    takenUp = None
-    if isinstance(restored, ProcessorState) and spec.keptAlive and not spec.usesFastPath():
-        takenUp = takeLive(_liveKey(spec, index), restored)
-    return _RestoringSnapshot(spec.stateStore, restored, spec.savesState, takenUp)
+def _resumed(
+    spec: TaskletSpec, stream: StreamStart, index: int, restored: ProcessorState | RestoredShare | None,
+) -> tuple[Start, SavedEntries | None]:
+    """Return what processor ``index`` starts from (the processor kept alive in this worker
+    where it saved the state ``restored`` names, else a new one restoring that state) and the
+    entries its next delta is compared with (None: none, or its processor gives its deltas)."""
+    chain, store = _chainOf(restored), stream.store
+    ending = {
+        "saves": stream.saves,
+        "changesOnly": stream.saves and store.changesOnly(chain, stream.savesChangesOnly),
+        "keeps": stream.keptAlive,
+    }
+    if isinstance(restored, ProcessorState) and stream.keptAlive and not spec.usesFastPath():
+        takenUp = takeLive(_liveKey(stream, index), restored)
+        if takenUp is not None:
+            live = takenUp.live
+            catchUp = functools.partial(store.changesIn, takenUp.replayed) if takenUp.replayed else None
+            return Live(processor=live.processor, outbox=live.outbox, catchUp=catchUp, **ending), live.saved
+    if restored is None or spec.usesFastPath():  # a fast path saves no entry
+        return Fresh(**ending), None
+    if isinstance(restored, ProcessorState) and not stream.savesChangesOnly:
+        entries = store.load(restored)
+        return Restored(entries=lambda: entries, **ending), SavedEntries.of(entries)
+    return Restored(entries=functools.partial(store.load, restored), **ending), None
 
 
 def _savedState(
-    spec: TaskletSpec, index: int, snapshot: _RestoringSnapshot,
-    inbound: InboundWatermarks | None, outbound: OutputWatermarks | None,
+    stream: StreamStart, index: int, restored: ProcessorState | RestoredShare | None, start: Start,
+    last: SavedEntries | None, saved: Saved, inbound: InboundWatermarks | None, outbound: OutputWatermarks | None,
 ) -> ProcessorState:
-    """Save what the processor hands to the next micro-batch: its snapshot entries to the state
-    store (kept alive in this worker too) and, beside where they are, its watermarks."""
-    version = snapshot.save(spec.dagVertexName, index)
-    if snapshot.kept is not None:
-        processor, outbox = snapshot.kept
-        keepLive(_liveKey(spec, index), LiveProcessor(processor, outbox, version.savedBy, version.files, version.entries))
+    """Save what the processor hands to the next micro-batch: the snapshot entries it ``saved``
+    (none on a fast path) to the state store (kept alive in this worker too) and, beside where
+    they are, its watermarks."""
+    version = stream.store.saveVersion(
+        stream.vertex, index, list(saved.entries), start.changesOnly, stream.savesChangesOnly, last,
+        _chainOf(restored),
+    )
+    if saved.kept is not None:
+        processor, outbox = saved.kept
+        kept = LiveProcessor(processor, outbox, version.savedBy, version.files, version.entries)
+        keepLive(_liveKey(stream, index), kept)
     return ProcessorState(
         version.files,
         version.size,
@@ -135,8 +173,8 @@ def _savedState(
     )
 
 
-def _liveKey(spec: TaskletSpec, index: int) -> tuple[str, str, int]:
-    return spec.stateStore.root, spec.dagVertexName, index
+def _liveKey(stream: StreamStart, index: int) -> tuple[str, str, int]:
+    return stream.store.root, stream.vertex, index
 
 
 def _drained(partition: Iterator) -> None:

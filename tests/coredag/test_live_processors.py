@@ -3,18 +3,21 @@
 restoring, saving only what changed; a task elsewhere, or after a failed one, restores it from
 its state files. Driven here as Spark drives a vertex's task, ``runVertex`` over one partition."""
 
+import functools
 import shutil
 
 from sparkjet import AggregateOperations
+from sparkjet.coredag.api.capabilities import capabilitiesOf
 from sparkjet.coredag.api.processor import AbstractProcessor
 from sparkjet.coredag.processors.keyed import AccumulatorHolder, MapStatefulP, RollingAccumulation
 from sparkjet.coredag.processors.transform_stateful import TransformStatefulP
 from sparkjet.coredag.runtime.crossing import Crossing
 from sparkjet.coredag.runtime import live_processors
+from sparkjet.coredag.runtime.classic_tasks import inClassicTask
 from sparkjet.coredag.runtime.live_processors import takeLive
 from sparkjet.coredag.runtime.state_store import StateStore
 from sparkjet.coredag.runtime.tasklet import TaskletSpec
-from sparkjet.coredag.runtime.vertex_tasks import runVertex
+from sparkjet.coredag.runtime.vertex_tasks import StreamStart, runVertex
 from tests.conftest import eventually
 
 
@@ -70,11 +73,15 @@ def microBatch(root: str, version: int, restored, words: list[str], saves: bool 
     ``version``; return its output and the state it saved."""
     spec = TaskletSpec(
         vertexName="count", processorSupplier=supplier, totalParallelism=1, inboundOrdinals=(0,), bucketCount=1,
-        queueSize=64, outboxCapacity=64, dagVertexName="count", savesState=saves, keptAlive=True,
-        restoredStates={0: restored} if restored is not None else None, stateStore=StateStore(root, version),
+        queueSize=64, outboxCapacity=64,
+    )
+    stream = StreamStart(
+        "count", StateStore(root, version), {0: restored} if restored is not None else {}, saves, True,
+        capabilitiesOf(supplier).savesChangesOnly,
     )
     states = Gathered()
-    output = [item for batch in runVertex(spec, Crossing("count", "its sink"), False, True, Gathered(), states, 0, iter([words])) for item in batch]
+    task = functools.partial(runVertex, spec, stream, Crossing("count", "its sink"), False, True)
+    output = [item for batch in inClassicTask(task, "count", Gathered(), states, 0, iter([words])) for item in batch]
     return output, states.value.get(("count", 0))
 
 

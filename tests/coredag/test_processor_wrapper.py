@@ -7,16 +7,18 @@ through the wrapper. A wrapper class this test does not build fails it."""
 import importlib
 import pkgutil
 
+import attrs
 import pytest
 
 import sparkjet.coredag.processors
+from sparkjet.coredag.api.capabilities import Capabilities, capabilitiesOf
 from sparkjet.coredag.api.processor import AbstractProcessor, ProcessorContext
 from sparkjet.coredag.api.processor_wrapper import ProcessorWrapper, StandardSupplierWrapper, SupplierWrapper, unwrapped
 from sparkjet.coredag.api.saves_changes import SavesChanges, replayChanges
 from sparkjet.coredag.api.standard import StandardProcessorSupplier
 from sparkjet.coredag.processors.coaggregation import TaggedInputP
 from sparkjet.coredag.processors.peeking import ItemLogger, PeekingP, PeekingSupplier
-from sparkjet.coredag.runtime.tasklet import Snapshot, TaskletSpec, runCooperatively
+from sparkjet.coredag.runtime.tasklet import Restored, TaskletSpec, returning, runCooperatively
 
 ITEMS = ["a", "b", "c"]
 
@@ -72,6 +74,10 @@ class RecordingP(StandardProcessorSupplier):
     def __call__(self) -> Recording:
         return self.processorClass(self.calls)
 
+    def capabilities(self) -> Capabilities:
+        """Return a standard supplier's, saving changes only where its processors do."""
+        return attrs.evolve(super().capabilities(), savesChangesOnly=issubclass(self.processorClass, SavesChanges))
+
     def batchFunction(self, context):
         raise AssertionError("the cooperative loop runs these processors")
 
@@ -113,22 +119,25 @@ def test_a_standard_wrapper_forwards_what_a_standard_supplier_defines():
     assert defined <= set(vars(StandardSupplierWrapper))
 
 
-def microBatch(supplier, changesOnly: bool) -> list:
-    """Run a stream's micro-batch after a committed snapshot, through ``supplier``'s processor;
-    return what it emitted and the snapshot it saved."""
-    spec = TaskletSpec("v", supplier, 1, (0,), 1, 1024, 1, savesState=True)
-    snapshot = Snapshot(lambda: [], saves=True, follows=True, changesOnly=changesOnly)
-    emitted = [item for _, item in runCooperatively(spec, ProcessorContext("v", 0, 1), ((0, item) for item in ITEMS), snapshot)]
-    return emitted, snapshot
+def microBatch(supplier) -> tuple[list, tuple]:
+    """Run a stream's micro-batch after a committed snapshot, through ``supplier``'s processor,
+    saving only its changes where its supplier's capabilities say it can; return what it
+    emitted and the entries it saved."""
+    spec = TaskletSpec("v", supplier, 1, (0,), 1, 1024, 1)
+    start = Restored(entries=lambda: [], saves=True, changesOnly=capabilitiesOf(supplier).savesChangesOnly)
+    saved: list = []
+    output = runCooperatively(spec, ProcessorContext("v", 0, 1), ((0, item) for item in ITEMS), start)
+    emitted = [item for _, item in returning(output, saved)]
+    return emitted, saved[0].entries
 
 
 @pytest.mark.parametrize("wrap", WRAPPERS.values(), ids=WRAPPERS.keys())
 def test_a_wrapped_processor_commits_in_two_phases(wrap):
     calls = []
-    emitted, snapshot = microBatch(wrap(RecordingP(Recording, calls)), changesOnly=True)
+    emitted, saved = microBatch(wrap(RecordingP(Recording, calls)))
     assert calls == ["finish(True)", *(f"item {item}" for item in ITEMS), "save", "prepare"]
     assert emitted == ITEMS
-    assert snapshot.saved == (("state", 5),), "a processor that does not save changes saves its state"
+    assert saved == (("state", 5),), "a processor that does not save changes saves its state"
     assert getattr(wrap(RecordingP(Recording, calls))(), "lateEventsDropped", 0) == 3, "what the runtime asks of it"
 
 
@@ -136,8 +145,8 @@ def test_a_wrapped_processor_commits_in_two_phases(wrap):
 def test_a_wrapped_processor_that_saves_changes_saves_them_through_the_wrapper(wrap):
     calls = []
     supplier = wrap(RecordingP(RecordingChanges, calls))
-    emitted, snapshot = microBatch(supplier, changesOnly=True)
-    assert calls[-2:] == ["save changes", "prepare"] and snapshot.saved == (("changed", 1),)
+    emitted, saved = microBatch(supplier)
+    assert calls[-2:] == ["save changes", "prepare"] and saved == (("changed", 1),)
     processor = supplier()
     assert isinstance(processor, SavesChanges) and isinstance(processor, type(supplier()))
     replayChanges(processor, {"kept": 1}, ["gone"])

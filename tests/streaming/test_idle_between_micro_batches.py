@@ -9,7 +9,7 @@ from sparkjet.coredag.model.broadcast_key import broadcastKey
 from sparkjet.coredag.model.event_time_policy import EventTimePolicy, limitingLag, wallClockMillis
 from sparkjet.coredag.model.watermark import IDLE_MESSAGE, Watermark
 from sparkjet.coredag.processors.insert_watermarks import IDLE_AT, InsertWatermarksP
-from sparkjet.coredag.runtime.tasklet import Snapshot, TaskletSpec, runPartition
+from sparkjet.coredag.runtime.tasklet import Fresh, Live, Restored, Start, TaskletSpec, returning, runPartition
 from tests.streaming.test_event_time_mapper import FakeClock, ns
 from tests.streaming.test_insert_watermarks import Item, timestampOf
 
@@ -18,23 +18,31 @@ IDLE_TIMEOUT = 100
 
 def stamping(clock: FakeClock) -> TaskletSpec:
     supplier = InsertWatermarksP(EventTimePolicy(timestampOf, limitingLag(0), 1, 0, IDLE_TIMEOUT), clock)
-    return TaskletSpec("add-timestamps", supplier, 1, (0,), 1, 1024, 1024, savesState=True, keptAlive=True)
+    return TaskletSpec("add-timestamps", supplier, 1, (0,), 1, 1024, 1024)
 
 
-def microBatch(spec: TaskletSpec, events: list, snapshot: Snapshot) -> list:
-    return list(runPartition(spec, 0, iter(events), snapshot))
+def microBatch(spec: TaskletSpec, events: list, start: Start) -> list:
+    return list(runPartition(spec, 0, iter(events), start))
+
+
+def keptBy(spec: TaskletSpec, events: list, start: Start) -> tuple[list, Live]:
+    """Run a micro-batch; return its output and the processor it kept, as the next one's start."""
+    saved: list = []
+    output = list(returning(runPartition(spec, 0, iter(events), start), saved))
+    processor, outbox = saved[0].kept
+    return output, Live(processor=processor, outbox=outbox, saves=True, keeps=True)
 
 
 def test_a_kept_processor_takes_the_events_of_a_micro_batch_that_starts_after_its_idle_timeout():
     clock = FakeClock()
     spec = stamping(clock)
-    first = Snapshot(list, saves=True)
-    assert microBatch(spec, [Item(10), Item(20)], first) == [Watermark(10), Item(10), Watermark(20), Item(20)]
+    output, second = keptBy(spec, [Item(10), Item(20)], Fresh(saves=True, keeps=True))
+    assert output == [Watermark(10), Item(10), Watermark(20), Item(20)]
     clock.now = ns(10 * IDLE_TIMEOUT)
-    second = Snapshot(list, saves=True, live=first.kept)
-    assert microBatch(spec, [Item(30)], second) == [Watermark(30), Item(30)]
+    output, third = keptBy(spec, [Item(30)], second)
+    assert output == [Watermark(30), Item(30)]
     clock.now += ns(10 * IDLE_TIMEOUT)
-    assert microBatch(spec, [], Snapshot(list, saves=True, live=second.kept)) == [IDLE_MESSAGE], (
+    assert microBatch(spec, [], third) == [IDLE_MESSAGE], (
         "a micro-batch without events for it after the idle timeout: idle"
     )
 
@@ -44,5 +52,5 @@ def test_a_restored_processor_takes_the_events_of_a_run_started_after_its_idle_t
     again takes its first micro-batch's events before looking at the clock."""
     saved = [(broadcastKey(0), 20), (broadcastKey(IDLE_AT), wallClockMillis() - 1000)]
     spec = stamping(FakeClock(ns(1000)))
-    assert microBatch(spec, [Item(30)], Snapshot(lambda: saved, saves=True)) == [Watermark(30), Item(30)]
-    assert microBatch(spec, [], Snapshot(lambda: saved, saves=True)) == [IDLE_MESSAGE]
+    assert microBatch(spec, [Item(30)], Restored(entries=lambda: saved, saves=True)) == [Watermark(30), Item(30)]
+    assert microBatch(spec, [], Restored(entries=lambda: saved, saves=True)) == [IDLE_MESSAGE]
