@@ -350,9 +350,14 @@ class Jet:
         from sparkjet.coredag.runtime.engine import engineOf
         from sparkjet.planner.assertions import JobAssertions
 
+        engine = engineOf(self.spark())
         start = None
         if readsStream(planned.dag):
             from sparkjet.coredag.runtime.stream.stream_job import StreamJob, streamStart
+
+            refusal = engine.streamRefusal(jobName)
+            if refusal is not None:
+                raise JobError(refusal)
 
             guarantee = config.getProcessingGuarantee()
             location = None if guarantee is ProcessingGuarantee.NONE else config.checkpointLocation(jobName)
@@ -364,7 +369,6 @@ class Jet:
                 "jobs; this one reads no stream, so it has no state to start from"
             )
         dag = preflightDag(planned.dag)
-        engine = engineOf(self.spark())
         try:
             planned = attrs.evolve(planned, physical=engine.physicalPlan(dag))
         except DagError as error:  # as in Jet, a DAG that cannot run at these parallelisms fails the job

@@ -93,19 +93,17 @@ class RoutedOut:
 class ArrowTask:
     """What ``mapInArrow`` runs over a partition: its packets decoded, ``steps`` in turn, then
     ``output``; the figures of the partition's earlier tasks (where it ``takesFigures``)
-    travel on with its own in one row at the end. Its processors' index is the partition's,
-    less ``indexOffset`` where the task is a union's child after others (Spark numbers the
-    tasks of such a stage by the union's partitions)."""
+    travel on with its own in one row at the end. Its processors' index is the partition's
+    (never a union's child: see ``DataFrameBuilder._shuffled``)."""
 
     steps: tuple
     output: object
     takesFigures: bool = True
-    indexOffset: int = 0
 
     def __call__(self, recordBatches: Iterable) -> Iterator:
         from pyspark import TaskContext  # in the worker only
 
-        index = TaskContext.get().partitionId() - self.indexOffset
+        index = TaskContext.get().partitionId()
         figures = Figures()
         try:
             batches = decodedBatches(recordBatches, figures if self.takesFigures else Counter())

@@ -38,6 +38,10 @@ class ClassicEngine:
         ``caches`` (see ``executeDag``)."""
         return executeDag(self.spark, dag, jobName, control, plan, microBatch, caches)
 
+    def streamRefusal(self, jobName: str) -> None:
+        """Return None: the classic engine runs stream jobs, one micro-batch of Structured Streaming at a time."""
+        return None
+
     def outputDirectories(self, dag: DAG) -> dict[str, OutputDirectory]:
         """Return, per files sink, its directory: local, or of a Hadoop file system through the JVM."""
         return outputDirectories(self.spark.sparkContext, dag)

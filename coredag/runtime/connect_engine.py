@@ -113,6 +113,10 @@ class ConnectEngine:
         """Refuse: a stream job's micro-batches do not run on Spark Connect yet."""
         raise JobError(_streamsRefused(jobName))
 
+    def streamRefusal(self, jobName: str) -> str:
+        """Return why a stream job does not run on Spark Connect yet (see ``runMicroBatch``)."""
+        return _streamsRefused(jobName)
+
     def outputDirectories(self, dag: DAG) -> dict[str, ServerOutputDirectory]:
         """Return, per files sink, its directory on the server's file system; a Hadoop URL is
         refused (its files are reached through the JVM, which a Connect client has not)."""

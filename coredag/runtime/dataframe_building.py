@@ -47,10 +47,9 @@ class Flow:
         """Return this flow with ``step`` run after its steps, in the same task."""
         return attrs.evolve(self, steps=(*self.steps, step))
 
-    def dataFrame(self, output: object, indexOffset: int = 0) -> DataFrame:
-        """Return the DataFrame of the rows ``output`` makes of the flow's batches (in a union,
-        after children of ``indexOffset`` partitions)."""
-        return self.base.mapInArrow(ArrowTask(self.steps, output, self.takesFigures, indexOffset), SCHEMA)
+    def dataFrame(self, output: object) -> DataFrame:
+        """Return the DataFrame of the rows ``output`` makes of the flow's batches."""
+        return self.base.mapInArrow(ArrowTask(self.steps, output, self.takesFigures), SCHEMA)
 
 
 class DataFrameBuilder:
@@ -120,22 +119,22 @@ class DataFrameBuilder:
         tagged = len(inbound) > 1
         groups = [list(edges) for _, edges in itertools.groupby(inbound, key=lambda e: e.priorityNumber)]
         grouped = [(group, edge) for group, edges in enumerate(groups) for edge in edges]
-        counts = (self.plan.vertex(edge.sourceName).parallelism for _, edge in grouped)
-        offsets = itertools.accumulate(counts, initial=0)
-        routed = [self._routed(edge, tagged, group, offset) for (group, edge), offset in zip(grouped, offsets)]
+        routed = [self._routed(edge, tagged, group) for group, edge in grouped]
+        if len(routed) > 1:  # computed now, each by its own tasks: in a union, a task's partition is the union's
+            routed = [rows.localCheckpoint(eager=True) for rows in routed]
         rows = routed[0]
         for more in routed[1:]:
             rows = rows.unionAll(more)
         rows = rows.repartition(count, "key")
         return rows.sortWithinPartitions("rank") if len(groups) > 1 else rows
 
-    def _routed(self, edge: Edge, tagged: bool, group: int, indexOffset: int) -> DataFrame:
+    def _routed(self, edge: Edge, tagged: bool, group: int) -> DataFrame:
         route = Route.of(
             edge, self.plan.vertex(edge.sourceName).parallelism, self.plan.vertex(edge.destName).parallelism,
             self.plan.edge(edge).narrow, self.dag.getVertex(edge.destName),
         )
         output = RoutedOut(route, edge.destOrdinal if tagged else None, edge.config.packetSizeLimit, group)
-        return self._edgeFlow(edge).dataFrame(output, indexOffset)
+        return self._edgeFlow(edge).dataFrame(output)
 
     def _processorRows(self, count: int) -> DataFrame:
         """Return ``count`` partitions of one row each, which holds no packet: the input of a

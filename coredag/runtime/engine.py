@@ -52,6 +52,10 @@ class Engine(Protocol):
         processors end it with. What it keeps for the next micro-batches goes into ``caches``,
         each value with the function that releases it when its owner closes the cache."""
 
+    def streamRefusal(self, jobName: str) -> str | None:
+        """Return why stream job ``jobName`` cannot run on this engine, naming the feature and
+        what would run it (None: it can); ``Jet.newJob`` refuses the job with it."""
+
     def outputDirectories(self, dag: DAG) -> Mapping[str, OutputDirectoryClaim]:
         """Return, per files sink of ``dag``, the directory its job will claim, write and commit."""
 

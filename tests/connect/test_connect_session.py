@@ -17,8 +17,8 @@ import pytest
 
 from sparkjet import JobConfig, Pipeline, ProcessingGuarantee, Sinks, Sources, TestSources
 from sparkjet.coredag.runtime import engine, session, shipping
-from sparkjet.coredag.errors import SessionError
-from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError
+from sparkjet.coredag.errors import JobError, SessionError
+from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError, checkpointStorage
 from sparkjet.planner import Jet
 from sparkjet.planner.cli import main
 from tests.conftest import CONNECT, PROJECT, run, startConnectServer
@@ -132,20 +132,32 @@ def test_a_given_connect_session_gets_past_everything_outside_the_engine(connect
     assert not connectSpark.is_stopped, "a session given to Jet is the user's to stop"
 
 
-def test_a_checkpoint_at_a_hadoop_url_is_refused_at_new_job_on_connect(connectSpark, sessionsAtTheEngine):
-    stream = Pipeline.create()
-    stream.readFrom(TestSources.finiteStream([(1, "a")])).withoutTimestamps().writeTo(Sinks.list("connect-hdfs"))
-    config = JobConfig().setProcessingGuarantee(ProcessingGuarantee.EXACTLY_ONCE)
-    jet = Jet(spark=connectSpark)
+def test_a_checkpoint_at_a_hadoop_url_is_refused_on_connect(connectSpark):
     with pytest.raises(CheckpointError) as raised:
-        jet.newJob(stream, config.setCheckpointLocation("hdfs://namenode:8020/checkpoints"), name="on-connect")
+        checkpointStorage("hdfs://namenode:8020/checkpoints", "Job 'on-connect'")
     assert str(raised.value) == (
         "Job 'on-connect': cannot keep its checkpoint in 'hdfs://namenode:8020/checkpoints': a Hadoop URL is "
         "reached through Spark's JVM, which a Spark Connect client has none of: keep the checkpoint in a "
         "directory path, or run the job on a classic session"
     )
-    assert sessionsAtTheEngine == []
-    jet.shutdown()
+
+
+def test_a_stream_job_is_refused_at_new_job_on_connect_before_it_writes_anything(connectSpark, tmp_path):
+    stream = Pipeline.create()
+    stream.readFrom(TestSources.finiteStream([(1, "a")])).withoutTimestamps().writeTo(Sinks.list("connect-stream"))
+    checkpoint = tmp_path / "checkpoint"
+    config = JobConfig().setProcessingGuarantee(ProcessingGuarantee.EXACTLY_ONCE).setCheckpointLocation(str(checkpoint))
+    jet = Jet(spark=connectSpark)
+    try:
+        with pytest.raises(JobError) as raised:
+            jet.newJob(stream, config, name="on-connect")
+    finally:
+        jet.shutdown()
+    assert str(raised.value) == (
+        "Job 'on-connect': Stream jobs do not run on a Spark Connect session yet (their micro-batches need the "
+        "classic engine's SparkContext); run the job on a classic SparkSession, or read the stream's sources as a batch"
+    )
+    assert not checkpoint.exists()
 
 
 SESSION_SCRIPT = textwrap.dedent(
