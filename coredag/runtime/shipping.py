@@ -149,11 +149,18 @@ def moduleFiles(name: str) -> dict[str, pathlib.Path]:
         return {}
     if module.__spec__.submodule_search_locations is None:
         return {os.path.basename(origin): pathlib.Path(origin)}
-    packages = {
-        other: os.path.realpath(next(iter(loaded.__path__)))
-        for other, loaded in list(sys.modules.items())
-        if (other == name or other.startswith(name + ".")) and _isPackage(loaded)
-    }
+    loaded = [
+        (other, os.path.realpath(next(iter(module.__path__))))
+        for other, module in list(sys.modules.items())
+        if (other == name or other.startswith(name + ".")) and _isPackage(module)
+    ]
+    packages: dict[str, str] = {}  # a directory imported under two names (sparkjet.planner.sparkjet is sparkjet) ships once
+    doubles: set[str] = set()
+    for other, directory in sorted(loaded, key=lambda pair: (pair[0].count("."), pair[0])):
+        if directory in packages.values() or any(other.startswith(double + ".") for double in doubles):
+            doubles.add(other)
+        else:
+            packages[other] = directory
     files: dict[str, pathlib.Path] = {}
     elsewhere = set(packages.values())
     for package, directory in sorted(packages.items()):

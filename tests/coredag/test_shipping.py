@@ -1,6 +1,7 @@
 """What a session on a cluster ships: one zip of sparkjet and its pure-Python dependencies,
 named by its content; the settings that let the executors' daemon import it. No JVM."""
 
+import importlib
 import os
 import zipfile
 
@@ -34,6 +35,15 @@ def test_the_zip_holds_sparkjet_and_its_pure_python_dependencies_but_not_spark(b
                    "sparkjet/py.typed", "attrs/__init__.py", "tlz/__init__.py"):
         assert module in names
     assert not [name for name in names if "__pycache__" in name or name.endswith((".pyc", ".so"))]
+    assert not [name for name in names if name.startswith("sparkjet/planner/sparkjet/")]
+
+
+def test_a_package_directory_imported_under_a_second_name_ships_once(tmp_path):
+    """An editable install's planner/ holds sparkjet/ (the package ``sparkjet``), which a walk of
+    ``sparkjet.planner``'s modules imports again as ``sparkjet.planner.sparkjet``."""
+    importlib.import_module("sparkjet.planner.sparkjet")
+    names = zipfile.ZipFile(shipping.buildBundle(tmp_path).zipPath).namelist()
+    assert "sparkjet/__init__.py" in names
     assert not [name for name in names if name.startswith("sparkjet/planner/sparkjet/")]
 
 
