@@ -102,8 +102,8 @@ def test_the_help_examples_run_from_the_installed_wheel_outside_the_checkout(tmp
 
     examples = []
     for number, (_, *args) in enumerate(helpExamples(ran("sparkjet", "--help").stdout)):
-        if any(arg.startswith("spark://") for arg in args):
-            continue  # needs a cluster
+        if any(arg.startswith(("spark://", "sc://")) for arg in args):
+            continue  # needs a cluster, or a Spark Connect server
         work = tmp_path / f"example-{number}"
         work.mkdir()
         result = ran("sparkjet", *args, cwd=work)
