@@ -300,8 +300,17 @@ class HadoopCheckpointStorage:
             self._fs.delete(self._root, False)
 
     def copyOut(self, name: str, local: str) -> None:
-        """Copy ``name`` (a file or a directory) to the new local path ``local`` (no checksums)."""
-        self._fs.copyToLocalFile(False, self._path(name), self._localPath(local), True)
+        """Copy ``name`` (a file or a directory) to the new local path ``local``, but the files
+        Spark's query is still writing (``IN_FLIGHT``: one listed may be gone, renamed, when it
+        is read; Hadoop's FTP client then fails with "Null InputStream")."""
+        path = self._path(name)
+        if not self._fs.getFileStatus(path).isDirectory():
+            self._fs.copyToLocalFile(False, path, self._localPath(local), True)
+            return
+        makeDirectories(local)
+        names = [child.getPath().getName() for child in self._fs.listStatus(path)]
+        for childName in sorted(set(names) - IN_FLIGHT(local, names)):
+            self.copyOut(f"{name}/{childName}", os.path.join(local, childName))
 
     def copyIn(self, local: str, name: str) -> None:
         """Copy the local file or directory ``local`` to ``name``, which does not exist yet."""

@@ -102,3 +102,14 @@ def test_a_write_a_crash_left_aside_is_read_there_and_moved_into_place_by_the_ne
         storage.removeTree(name)
     storage.removeIfEmpty()
     assert not checkpoint.exists()
+
+
+def test_a_copy_out_of_a_hadoop_checkpoint_leaves_out_the_files_spark_is_still_writing(spark, tmp_path):
+    commits = tmp_path / "cp" / "query" / "commits"
+    commits.mkdir(parents=True)
+    for name in ("0", ".0.crc", ".1.3f2a.tmp", "..1.3f2a.tmp.crc"):
+        (commits / name).write_text("v1")
+    storage = HadoopCheckpointStorage((tmp_path / "cp").as_uri(), spark.sparkContext)
+    storage.open("Job 'copy'")
+    storage.copyOut("query", str(tmp_path / "copy"))
+    assert sorted(os.listdir(tmp_path / "copy" / "commits")) == ["0"]  # Hadoop's file system lists no checksum
