@@ -1,7 +1,9 @@
 """The classic engine: a Core DAG's physical plan run on Spark's SparkContext as RDDs, its
 figures counted by accumulators, its Spark jobs in a job group (see ``engine.Engine``)."""
 
-from pyspark.sql import SparkSession
+from collections.abc import Callable
+
+from pyspark.sql import DataFrame, SparkSession
 
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.runtime.cache import StreamCaches
@@ -38,6 +40,11 @@ class ClassicEngine:
         ``caches`` (see ``executeDag``)."""
         return executeDag(self.spark, dag, jobName, control, plan, microBatch, caches)
 
+    def startQuery(self, rows: DataFrame, onMicroBatch: Callable, location: str, queryName: str, trigger: dict):
+        """Start the query reading ``rows``: Spark calls ``onMicroBatch`` in this driver, a micro-batch at a time."""
+        writer = rows.writeStream.foreachBatch(onMicroBatch).option("checkpointLocation", location)
+        return writer.queryName(queryName).trigger(**trigger).start()
+
     def streamRefusal(self, jobName: str) -> None:
         """Return None: the classic engine runs stream jobs, one micro-batch of Structured Streaming at a time."""
         return None
@@ -56,7 +63,7 @@ class ClassicEngine:
 
     def fileSourceUrl(self, directory: str) -> str:
         """Return the URL by which Spark's file source reading the local ``directory`` names it:
-        Hadoop's qualified path (``file:/tmp/a%25b`` for ``/tmp/a%b``), asked of the driver's JVM."""
+        Hadoop's qualified path (``file:///tmp/a%25b`` for ``/tmp/a%b``), asked of the driver's JVM."""
         context = self.spark.sparkContext
         path = context._jvm.org.apache.hadoop.fs.Path(directory)
         return path.getFileSystem(context._jsc.hadoopConfiguration()).makeQualified(path).toUri().toString()

@@ -3,13 +3,13 @@
 session. Vertices run in ``mapInArrow`` over Arrow batches of pickled items, edges route as
 the classic engine's, figures travel beside the data (see ``engine.Engine``)."""
 
+import contextlib
 import threading
 import time
 import weakref
-from collections.abc import Iterator
-import contextlib
+from collections.abc import Callable, Iterator
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sparkjet.coredag.errors import JobError, OutputError
@@ -18,9 +18,11 @@ from sparkjet.coredag.model.metrics import JobMetrics
 from sparkjet.coredag.processors.output_paths import localPathOf
 from sparkjet.coredag.processors.sinks import SaveAsTextFiles
 from sparkjet.coredag.runtime.cache import StreamCaches
+from sparkjet.coredag.runtime.connect_queries import RelayedQuery
 from sparkjet.coredag.runtime.dataframe_building import DataFrameBuilder
 from sparkjet.coredag.runtime.dataframe_outputs import runTerminalFlows
 from sparkjet.coredag.runtime.execution import JobOutcome
+from sparkjet.coredag.runtime.files import hadoopFileUrl
 from sparkjet.coredag.runtime.job_control import JobControl, StageInfo
 from sparkjet.coredag.runtime.micro_batch import MicroBatch
 from sparkjet.coredag.runtime.output_directory import LocalOutputDirectory
@@ -113,6 +115,11 @@ class ConnectEngine:
         """Refuse: a stream job's micro-batches do not run on Spark Connect yet."""
         raise JobError(_streamsRefused(jobName))
 
+    def startQuery(self, rows: DataFrame, onMicroBatch: Callable, location: str, queryName: str, trigger: dict):
+        """Start the query reading ``rows`` on the server; its function hands each micro-batch
+        to this client, which runs it with ``onMicroBatch`` (see ``connect_queries``)."""
+        return RelayedQuery.start(rows, onMicroBatch, location, queryName, trigger)
+
     def streamRefusal(self, jobName: str) -> str:
         """Return why a stream job does not run on Spark Connect yet (see ``runMicroBatch``)."""
         return _streamsRefused(jobName)
@@ -143,8 +150,9 @@ class ConnectEngine:
         running after an abort writes nothing."""
 
     def fileSourceUrl(self, directory: str) -> str:
-        """Refuse: only a stream job's query asks (see ``runMicroBatch``)."""
-        raise JobError(_streamsRefused(None))
+        """Return the URL by which Spark's file source reading the local ``directory`` names it,
+        as Hadoop qualifies it (a Connect client has no JVM to ask)."""
+        return hadoopFileUrl(directory)
 
     @staticmethod
     def runningStages(jobGroup: str) -> tuple[list[int], list[StageInfo]]:

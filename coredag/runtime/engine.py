@@ -4,10 +4,10 @@ outputs and figures. The planner and the stream logic (``coredag/runtime/stream/
 RDDs, accumulators, the JVM), so a session of Spark Connect, which has none of those, can get an
 engine of its own (docs/internals/modules.md)."""
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.runtime.cache import StreamCaches
@@ -20,9 +20,20 @@ from sparkjet.coredag.runtime.physical_plan import PhysicalPlan
 from sparkjet.coredag.runtime.session import isConnect
 
 __all__ = [
-    "ClassicEngine", "Engine", "JobControl", "JobOutcome", "MicroBatch", "StageInfo", "StreamCaches", "engineOf",
+    "ClassicEngine", "Engine", "JobControl", "JobOutcome", "MicroBatch", "StageInfo", "StreamCaches", "StreamQuery", "engineOf",
     "runningStages",
 ]
+
+
+class StreamQuery(Protocol):
+    """What a stream job's run asks of its running query (Spark's ``StreamingQuery`` is one)."""
+
+    @property
+    def isActive(self) -> bool: ...
+
+    def awaitTermination(self, timeout: float) -> bool | None: ...
+
+    def stop(self) -> None: ...
 
 
 class Engine(Protocol):
@@ -51,6 +62,14 @@ class Engine(Protocol):
         """Run a stream job's ``dag`` over ``microBatch``; return also the state each vertex's
         processors end it with. What it keeps for the next micro-batches goes into ``caches``,
         each value with the function that releases it when its owner closes the cache."""
+
+    def startQuery(
+        self, rows: DataFrame, onMicroBatch: Callable[[DataFrame, int], None], location: str, queryName: str,
+        trigger: dict,
+    ) -> StreamQuery:
+        """Start the Structured Streaming query reading ``rows``, its checkpoint at ``location``,
+        under ``trigger``; each micro-batch is run by ``onMicroBatch(rows, batchId)`` in this
+        process, and Spark commits it once that returned."""
 
     def streamRefusal(self, jobName: str) -> str | None:
         """Return why stream job ``jobName`` cannot run on this engine, naming the feature and

@@ -38,6 +38,24 @@ def withoutPassword(location: str) -> str:
     return urllib.parse.urlunsplit(split._replace(netloc=f"{user.split(':', 1)[0]}@{host}"))
 
 
+HADOOP_PATH_CHARACTERS = frozenset("/_-!.~'()*,;:$&+=@")
+"""The ASCII characters besides letters and digits that a Hadoop path's URI keeps as they are
+(``java.net.URI``'s unreserved, punctuation and path characters)."""
+
+
+def hadoopFileUrl(directory: str) -> str:
+    """Return the URL by which Hadoop names the local absolute path ``directory``, as its
+    ``Path.makeQualified`` does: ``file://`` and the path, each character a URI may not hold
+    quoted (``file:///tmp/a%25b`` for ``/tmp/a%b``); other Unicode characters are kept."""
+    kept = (
+        character if character.isascii() and (character.isalnum() or character in HADOOP_PATH_CHARACTERS)
+        or not character.isascii() and character.isprintable() and not character.isspace()
+        else urllib.parse.quote(character, safe="")
+        for character in os.path.normpath(directory)
+    )
+    return "file://" + "".join(kept)
+
+
 def makeDirectories(path: str, mode: int = PRIVATE_DIRECTORY, made: list[str] | None = None) -> None:
     """Make the local directory ``path`` and those missing above it, each with ``mode``; note in
     ``made`` each this call made, from the top down, as it goes (so a failure midway still says

@@ -192,11 +192,10 @@ class StreamRun:
         if not self._finite and needsHeartbeat(self._target.dag, self._target.physical):
             frames.append(self._heartbeat())
         rows = functools.reduce(lambda left, right: left.unionByName(right), frames)
-        writer = rows.writeStream.foreachBatch(self._onMicroBatch).option(
-            "checkpointLocation", checkpoint.queryLocation
-        ).queryName(self._target.jobName)
         trigger = {"availableNow": True} if self._finite else {"processingTime": f"{triggerMillis()} milliseconds"}
-        return writer.trigger(**trigger).start()
+        return self._target.engine.startQuery(
+            rows, self._onMicroBatch, checkpoint.queryLocation, self._target.jobName, trigger
+        )
 
     def _heartbeat(self):
         """Return a row a second, read by no source: Spark runs no micro-batch without new
