@@ -180,6 +180,8 @@ ON_CONNECT = (
     "tests/tutorials/test_core_dag_tutorial.py",
     "tests/tutorials/test_hash_join_tutorial.py",
     "tests/tutorials/test_seeing_your_plan_tutorial.py",
+    "tests/planner/test_progress.py::test_polling_a_running_job_shows_its_stage_and_tasks",
+    "tests/planner/test_progress.py::test_join_shows_the_job_s_progress_on_a_terminal_only_and_erases_it",
 )
 """Node-id prefixes of the tests marked ``connect``: the end-to-end tests that run on a Spark
 Connect session too (``pytest --spark-master=connect -m connect``): tests.cluster.END_TO_END's

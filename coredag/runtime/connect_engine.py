@@ -18,6 +18,7 @@ from sparkjet.coredag.model.metrics import JobMetrics
 from sparkjet.coredag.processors.output_paths import localPathOf
 from sparkjet.coredag.processors.sinks import SaveAsTextFiles
 from sparkjet.coredag.runtime.cache import StreamCaches
+from sparkjet.coredag.runtime.connect_progress import runningFor, runningStages, stageProgress
 from sparkjet.coredag.runtime.connect_queries import RelayedQuery
 from sparkjet.coredag.runtime.dataframe_building import DataFrameBuilder
 from sparkjet.coredag.runtime.dataframe_outputs import runTerminalFlows
@@ -55,7 +56,8 @@ class ConnectJobControl(JobControl):
         try:
             if self.cancelled:
                 raise self.cancellation()
-            yield
+            with runningFor(self.group):
+                yield
         finally:
             spark.removeTag(self.group)
             stopped.set()
@@ -69,6 +71,7 @@ class ConnectEngine:
 
     def __init__(self, spark: SparkSession) -> None:
         self.spark = spark
+        spark.registerProgressHandler(stageProgress)  # once per session: the same handler is kept once
 
     def physicalPlan(self, dag: DAG) -> PhysicalPlan:
         """Return the physical plan of ``dag`` at the session's default parallelism."""
@@ -156,8 +159,8 @@ class ConnectEngine:
 
     @staticmethod
     def runningStages(jobGroup: str) -> tuple[list[int], list[StageInfo]]:
-        """Return nothing: a Connect client has no status tracker to ask."""
-        return [], []
+        """Return the Spark stages of ``jobGroup`` as the server reported them (see ``connect_progress``)."""
+        return runningStages(jobGroup)
 
 
 def _streamsRefused(jobName: str | None) -> str:

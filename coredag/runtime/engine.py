@@ -10,6 +10,7 @@ from typing import Protocol
 from pyspark.sql import DataFrame, SparkSession
 
 from sparkjet.coredag.model.dag import DAG
+from sparkjet.coredag.runtime import connect_progress
 from sparkjet.coredag.runtime.cache import StreamCaches
 from sparkjet.coredag.runtime.classic_engine import ClassicEngine
 from sparkjet.coredag.runtime.execution import JobOutcome
@@ -106,6 +107,8 @@ def engineOf(spark: SparkSession) -> Engine:
 
 
 def runningStages(jobGroup: str) -> tuple[list[int], list[StageInfo]]:
-    """Return the Spark stages of the job of ``jobGroup`` as the classic engine's status tracker
-    says (``Engine.runningStages``); nothing when no SparkContext runs."""
-    return ClassicEngine.runningStages(jobGroup)
+    """Return the Spark stages of the job of ``jobGroup`` (``Engine.runningStages``): as a Spark
+    Connect server reported them, for a job on a Connect session, else as the classic engine's
+    status tracker says (nothing when no SparkContext runs)."""
+    reported = connect_progress.runningStages(jobGroup)
+    return reported if reported[0] else ClassicEngine.runningStages(jobGroup)
