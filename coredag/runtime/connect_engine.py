@@ -3,11 +3,12 @@
 session. Vertices run in ``mapInArrow`` over Arrow batches of pickled items, edges route as
 the classic engine's, figures travel beside the data (see ``engine.Engine``)."""
 
+import contextlib
 import threading
 import time
 import weakref
-from collections.abc import Iterator
-import contextlib
+from collections import Counter
+from collections.abc import Iterator, Mapping
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -17,6 +18,7 @@ from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics
 from sparkjet.coredag.processors.output_paths import localPathOf
 from sparkjet.coredag.processors.sinks import SaveAsTextFiles
+from sparkjet.coredag.runtime.arrow_batches import Figures
 from sparkjet.coredag.runtime.cache import StreamCaches
 from sparkjet.coredag.runtime.dataframe_building import DataFrameBuilder
 from sparkjet.coredag.runtime.dataframe_outputs import runTerminalFlows
@@ -25,6 +27,7 @@ from sparkjet.coredag.runtime.job_control import JobControl, StageInfo
 from sparkjet.coredag.runtime.micro_batch import MicroBatch
 from sparkjet.coredag.runtime.output_directory import LocalOutputDirectory
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan, measureInputBytes, physicalPlan, terminalOutputOf
+from sparkjet.coredag.runtime.processor_state import statesByVertex
 from sparkjet.coredag.runtime.server_directories import ServerOutputDirectory
 from sparkjet.coredag.runtime.terminal_outputs import abortOutputs
 
@@ -89,12 +92,35 @@ class ConnectEngine:
         """Run a batch job's ``dag`` as ``plan`` says; return its list sinks' items, its
         DataFrames and its figures. A failure or a cancellation leaves no output: what the
         job wrote is removed on the server."""
-        builder = DataFrameBuilder(self.spark, dag, plan, jobName)
-        outputs = self.outputDirectories(dag)
         started = time.perf_counter()
+        lists, dataFrames, figures = self._run(
+            DataFrameBuilder(self.spark, dag, plan, jobName), self.outputDirectories(dag), control
+        )
+        metrics = JobMetrics.of(jobName, time.perf_counter() - started, dag, figures, plan.shuffledEdges())
+        return JobOutcome(lists=lists, dataFrames=dataFrames, metrics=metrics, counts=Counter(figures))
+
+    def runMicroBatch(
+        self, dag: DAG, plan: PhysicalPlan, jobName: str, control: JobControl, microBatch: MicroBatch,
+        caches: StreamCaches,
+    ) -> JobOutcome:
+        """Run a stream job's ``dag`` over ``microBatch`` as the classic engine does; return also
+        the state each vertex's processors end it with, gathered from the figures rows. Its files
+        sinks write into the directories the job claimed (``microBatch.outputs``); the outputs
+        of the vertices no stream reaches are kept in ``caches``."""
+        builder = DataFrameBuilder(self.spark, dag, plan, jobName, microBatch, caches)
+        lists, dataFrames, figures = self._run(builder, microBatch.outputs, control)
+        return JobOutcome(
+            lists=lists, dataFrames=dataFrames, counts=Counter(figures), states=statesByVertex(figures.states)
+        )
+
+    def _run(
+        self, builder: DataFrameBuilder, outputs: Mapping[str, ServerOutputDirectory], control: JobControl,
+    ) -> tuple[dict, dict, Figures]:
+        """Run the job ``builder`` builds, its files sinks' ``outputs`` committed at the end;
+        a failure or a cancellation removes what the run wrote on the server and is the job's error."""
         try:
             with control.watching(self.spark):
-                lists, dataFrames, counts = runTerminalFlows(self.spark, dag, builder, outputs)
+                outcome = runTerminalFlows(self.spark, builder.dag, builder, outputs)
             for output in outputs.values():
                 output.commit()
         except Exception as error:
@@ -103,15 +129,7 @@ class ConnectEngine:
             raise failure from failure.__cause__
         finally:
             builder.release()
-        metrics = JobMetrics.of(jobName, time.perf_counter() - started, dag, counts, plan.shuffledEdges())
-        return JobOutcome(lists=lists, dataFrames=dataFrames, metrics=metrics, counts=counts)
-
-    def runMicroBatch(
-        self, dag: DAG, plan: PhysicalPlan, jobName: str, control: JobControl, microBatch: MicroBatch,
-        caches: StreamCaches,
-    ) -> JobOutcome:
-        """Refuse: a stream job's micro-batches do not run on Spark Connect yet."""
-        raise JobError(_streamsRefused(jobName))
+        return outcome
 
     def streamRefusal(self, jobName: str) -> str:
         """Return why a stream job does not run on Spark Connect yet (see ``runMicroBatch``)."""
