@@ -210,7 +210,8 @@ def runMicroBatchesOnClassicEngine(spark, run: StreamRun) -> StreamRunResult:
 
 def committedLines(directory: pathlib.Path) -> tuple[list[str], Counter]:
     """Return the names in ``directory`` but checksums (the Connect engine writes none), and the
-    lines of its part files."""
+    lines of its files."""
     names = sorted(name for name in (path.name for path in directory.iterdir()) if not name.endswith(".crc"))
-    lines = Counter(line for name in names for line in (directory / name).read_text().splitlines())
+    files = [directory / name for name in names if (directory / name).is_file()]
+    lines = Counter(line for path in files for line in path.read_text().splitlines())
     return names, lines

@@ -10,14 +10,22 @@ import pytest
 
 from sparkjet.coredag import UserFunctionError
 from sparkjet.coredag.api.processor import ProcessingGuarantee
+from sparkjet.coredag.api.standard import preflightDag
 from sparkjet.coredag.model.window_result import KeyedWindowResult
+from sparkjet.coredag.runtime.cache import Cache
 from sparkjet.coredag.runtime.engine import engineOf
+from sparkjet.coredag.runtime.physical_plan import physicalPlan
+from sparkjet.coredag.runtime.stream.checkpoint import StreamCheckpoint
+from sparkjet.coredag.runtime.stream.micro_batch_loop import MicroBatchLoop, StreamTarget
+from sparkjet.planner.planning import planOf
 from tests.connect.streams import (
+    PIPELINES,
     WINDOW,
     WORDS,
     StreamRun,
     committedLines,
     runMicroBatches,
+    streamRows,
     windowedCounts,
     wordEvents,
 )
@@ -170,3 +178,24 @@ def test_a_stream_sources_processors_share_a_micro_batchs_rows_and_see_the_jobs_
             (word, "EXACTLY_ONCE") for _, word in events
         )
     assert result.microBatches[2].lists.get("words", []) == []
+
+
+def test_the_micro_batch_loop_runs_its_micro_batches_on_the_connect_engine(engine, connect, tmp_path):
+    dag = preflightDag(planOf(PIPELINES["windowedWordCount"]()).dag)
+    target = StreamTarget(engine, dag, physicalPlan(dag, 2), "loop", engine.jobControl("loop"))
+    delivered = []
+    loop = MicroBatchLoop(target, engine.outputDirectories(dag), delivered.append, ["finiteStream"], Cache())
+    checkpoint = StreamCheckpoint(str(tmp_path / "checkpoint")).open("loop")
+    loop.open(checkpoint, True, None, {})
+    for batchId, events in enumerate(EVENTS):
+        loop.run(streamRows(connect, dag, events), batchId)
+    loop.run(None, -1, final=True)
+    loop.end(lambda: None)
+    windows = [window for lists in delivered for window in lists.get("counts", [])]
+    assert Counter({(window.start, window.key): window.result for window in windows}) == windowedCounts(
+        event for events in EVENTS for event in events
+    )
+    metrics = loop.metrics()
+    assert [batch.itemsRead for batch in metrics.microBatches] == [*map(len, EVENTS), 0]
+    assert metrics.vertex("sliding-window").watermark is not None, "the processors' watermarks, saved as states"
+    assert metrics.lastSnapshot is not None and metrics.lastSnapshot.snapshotId == len(EVENTS) - 1
