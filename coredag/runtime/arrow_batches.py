@@ -1,7 +1,7 @@
 """Arrow batches of pickled items: how a job's data crosses between the Python functions a
 Spark Connect session runs with ``mapInArrow``. Each row holds a pickled list of items (a
-packet) or, instead, the figures a task counted (a pickled Counter), passed on beside the
-data to the driver; ``key`` is a shuffle's partition key (see ``partition_keys``), ``rank``
+packet) or, instead, the figures a task counted and, in a stream's micro-batch, the states its
+processors saved (pickled), passed on beside the data to the driver; ``key`` is a shuffle's partition key (see ``partition_keys``), ``rank``
 the place of a priority group. No pyspark here: the workers import it."""
 
 import pickle
@@ -9,6 +9,8 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 
 import pyarrow as pa
+
+from sparkjet.coredag.runtime.processor_state import ProcessorState, StateKey
 
 SCHEMA = "key int, rank long, packet binary, figures binary"
 """The DDL schema of every DataFrame a Connect job passes between its Python functions."""
@@ -23,14 +25,34 @@ batch). Tutorial 02's word count of 11 MB, every word shuffled, at parallelism 2
 2-core machine took a median 19.0 s at 1, 17.2 s at 16, 15.9 s at 64 and 14.4 s at 256."""
 
 
-def decodedBatches(recordBatches: Iterable[pa.RecordBatch], figures: Counter) -> Iterator[list]:
+class Figures(Counter):
+    """What the tasks of a partition counted (added up as the classic engine's accumulator of
+    counts adds them) and, by vertex and processor index, the states their processors saved in
+    a stream's micro-batch (gathered as ``StatesAccumulatorParam`` gathers them)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.states: dict[StateKey, ProcessorState] = {}
+
+    def add(self, counts: Counter) -> None:
+        """Add ``counts``."""
+        self.update(counts)
+
+    def including(self, counted: bytes) -> None:
+        """Add the figures and states of a figures row's pickled ``counted``."""
+        counts, states = pickle.loads(counted)
+        self.update(counts)
+        self.states.update(states)
+
+
+def decodedBatches(recordBatches: Iterable[pa.RecordBatch], figures: Figures) -> Iterator[list]:
     """Yield the item lists of the packets in ``recordBatches``; add the figures rows' counts
-    into ``figures`` on the way."""
+    and states into ``figures`` on the way."""
     for recordBatch in recordBatches:
         packets = recordBatch.column(2).to_pylist()
         for row, counted in enumerate(recordBatch.column(3).to_pylist()):
             if counted is not None:
-                figures.update(pickle.loads(counted))
+                figures.including(counted)
             elif packets[row] is not None:
                 yield pickle.loads(packets[row])
 
@@ -83,17 +105,15 @@ class Encoder:
         return batch
 
 
-def figuresBatch(figures: Counter) -> pa.RecordBatch:
-    """Return the one-row Arrow batch that carries a task's ``figures`` on to the driver."""
+def figuresBatch(figures: Figures) -> pa.RecordBatch:
+    """Return the one-row Arrow batch that carries a task's ``figures`` and states on to the driver."""
     return pa.RecordBatch.from_arrays(
         [pa.array([0], pa.int32()), pa.array([0], pa.int64()), pa.nulls(1, pa.binary()),
-         pa.array([pickle.dumps(figures, protocol=pickle.HIGHEST_PROTOCOL)], pa.binary())],
+         pa.array([pickle.dumps((Counter(figures), figures.states), protocol=pickle.HIGHEST_PROTOCOL)], pa.binary())],
         schema=_ARROW_SCHEMA,
     )
 
 
-def collectedFigures(table: pa.Table) -> tuple[list[list], Counter]:
-    """Return the item lists and the added figures of a collected Arrow ``table`` of ``SCHEMA``."""
-    figures: Counter = Counter()
-    batches = list(decodedBatches(table.to_batches(), figures))
-    return batches, figures
+def collectedBatches(table: pa.Table, figures: Figures) -> list[list]:
+    """Return the item lists of a collected Arrow ``table`` of ``SCHEMA``; add its figures and states to ``figures``."""
+    return list(decodedBatches(table.to_batches(), figures))

@@ -1,49 +1,45 @@
 """The functions a Spark Connect session runs with ``mapInArrow``: a chain of vertices over a
 partition's Arrow batches of pickled items, ending in their output packets or in the routed
-packets of a shuffle, then one row of the figures the task counted (see ``arrow_batches``).
+packets of a shuffle, then one row of the figures the task counted and the states its
+processors saved (see ``arrow_batches``).
 Each processor runs as in the classic engine (``vertex_tasks.runVertex``: init with its
 index, the tasklet, complete, close), its index the partition's. No pyspark at import."""
 
 import os
 import pickle
-from collections import Counter
 from collections.abc import Iterable, Iterator
 
 import attrs
 
 from sparkjet.coredag.model.routing import Route
-from sparkjet.coredag.runtime.arrow_batches import Encoder, decodedBatches, figuresBatch, sparkRowBatches
+from sparkjet.coredag.runtime.arrow_batches import Encoder, Figures, decodedBatches, figuresBatch, sparkRowBatches
 from sparkjet.coredag.runtime.crossing import Crossing, pickledPacket
 from sparkjet.coredag.runtime.partition_keys import partitionKeys
 from sparkjet.coredag.runtime.shuffling import routeItems
 from sparkjet.coredag.runtime.tasklet import TaskletSpec
 from sparkjet.coredag.runtime.transport import TRANSPORTED, TransportedError
-from sparkjet.coredag.runtime.vertex_tasks import runVertex, selectOrdinal
+from sparkjet.coredag.runtime.vertex_tasks import StreamStart, runVertex, selectOrdinal
 
 RANK_GROUP_SHIFT, RANK_PROCESSOR_SHIFT = 48, 32
 """A routed packet's rank: its priority group, then its upstream processor, then its place."""
 
 
-class Figures(Counter):
-    """A task's figures, added up as ``vertex_tasks`` adds a task's counts to an accumulator."""
-
-    def add(self, counts: Counter) -> None:
-        """Add ``counts``."""
-        self.update(counts)
-
-
 @attrs.frozen
 class VertexStep:
-    """Runs one processor of a vertex over the batches of the step before."""
+    """Runs one processor of a vertex over the batches of the step before (in a stream's
+    micro-batch, from where ``stream`` says)."""
 
     spec: TaskletSpec
     crossing: Crossing
     countsInput: bool
+    stream: StreamStart | None = None
 
     def run(self, figures: Figures, index: int, batches: Iterator[list]) -> Iterator[list]:
-        """Yield processor ``index``'s output batches; add its figures to ``figures``."""
-        end = yield from runVertex(self.spec, None, self.crossing, False, self.countsInput, index, batches)
+        """Yield processor ``index``'s output batches; add its figures, and the state it saved, to ``figures``."""
+        end = yield from runVertex(self.spec, self.stream, self.crossing, False, self.countsInput, index, batches)
         figures.add(end.figures)
+        if end.state is not None:
+            figures.states[self.stream.vertex, index] = end.state
 
 
 @attrs.frozen
@@ -73,18 +69,22 @@ class PacketsOut:
 @attrs.frozen
 class RoutedOut:
     """Ends a task with its items routed over an edge's downstream processors: each packet
-    keyed to reach its target, ranked by its priority ``group`` where its destination sorts."""
+    keyed to reach its target, ranked by its priority ``group`` where its destination sorts;
+    the edge's items and bytes counted where it is ``shuffled`` (a coalesced edge's are not,
+    as in the classic engine)."""
 
     route: Route
     ordinal: int | None
     packetSizeLimit: int
     group: int
+    shuffled: bool = True
 
     def rows(self, figures: Figures, index: int, batches: Iterator[list]) -> Iterator[tuple[int, int, bytes]]:
         """Yield ``(key, rank, packet)`` rows of the routed packets."""
         keys = partitionKeys(self.route.downstreamCount)
         rank = (self.group << RANK_GROUP_SHIFT) | (index << RANK_PROCESSOR_SHIFT)
-        routed = routeItems(self.route, self.ordinal, self.packetSizeLimit, figures, index, batches)
+        counted = figures if self.shuffled else Figures()
+        routed = routeItems(self.route, self.ordinal, self.packetSizeLimit, counted, index, batches)
         for place, (target, packet) in enumerate(routed):
             yield keys[target], rank | place, packet
 
@@ -106,7 +106,7 @@ class ArrowTask:
         index = TaskContext.get().partitionId()
         figures = Figures()
         try:
-            batches = decodedBatches(recordBatches, figures if self.takesFigures else Counter())
+            batches = decodedBatches(recordBatches, figures if self.takesFigures else Figures())
             for step in self.steps:
                 batches = step.run(figures, index, batches)
             encoder = Encoder()

@@ -7,16 +7,18 @@ import contextlib
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sparkjet.coredag.errors import JobError, OutputError
+from sparkjet.coredag.errors import OutputError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics
 from sparkjet.coredag.processors.output_paths import localPathOf
 from sparkjet.coredag.processors.sinks import SaveAsTextFiles
+from sparkjet.coredag.runtime.arrow_batches import Figures
 from sparkjet.coredag.runtime.cache import StreamCaches
 from sparkjet.coredag.runtime.connect_progress import runningFor, runningStages, stageProgress
 from sparkjet.coredag.runtime.connect_queries import RelayedQuery
@@ -28,6 +30,7 @@ from sparkjet.coredag.runtime.job_control import JobControl, StageInfo
 from sparkjet.coredag.runtime.micro_batch import MicroBatch
 from sparkjet.coredag.runtime.output_directory import LocalOutputDirectory
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan, measureInputBytes, physicalPlan, terminalOutputOf
+from sparkjet.coredag.runtime.processor_state import statesByVertex
 from sparkjet.coredag.runtime.server_directories import ServerOutputDirectory
 from sparkjet.coredag.runtime.terminal_outputs import abortOutputs
 
@@ -94,12 +97,35 @@ class ConnectEngine:
         """Run a batch job's ``dag`` as ``plan`` says; return its list sinks' items, its
         DataFrames and its figures. A failure or a cancellation leaves no output: what the
         job wrote is removed on the server."""
-        builder = DataFrameBuilder(self.spark, dag, plan, jobName)
-        outputs = self.outputDirectories(dag)
         started = time.perf_counter()
+        lists, dataFrames, figures = self._run(
+            DataFrameBuilder(self.spark, dag, plan, jobName), self.outputDirectories(dag), control
+        )
+        metrics = JobMetrics.of(jobName, time.perf_counter() - started, dag, figures, plan.shuffledEdges())
+        return JobOutcome(lists=lists, dataFrames=dataFrames, metrics=metrics, counts=Counter(figures))
+
+    def runMicroBatch(
+        self, dag: DAG, plan: PhysicalPlan, jobName: str, control: JobControl, microBatch: MicroBatch,
+        caches: StreamCaches,
+    ) -> JobOutcome:
+        """Run a stream job's ``dag`` over ``microBatch`` as the classic engine does; return also
+        the state each vertex's processors end it with, gathered from the figures rows. Its files
+        sinks write into the directories the job claimed (``microBatch.outputs``); the outputs
+        of the vertices no stream reaches are kept in ``caches``."""
+        builder = DataFrameBuilder(self.spark, dag, plan, jobName, microBatch, caches)
+        lists, dataFrames, figures = self._run(builder, microBatch.outputs, control)
+        return JobOutcome(
+            lists=lists, dataFrames=dataFrames, counts=Counter(figures), states=statesByVertex(figures.states)
+        )
+
+    def _run(
+        self, builder: DataFrameBuilder, outputs: Mapping[str, ServerOutputDirectory], control: JobControl,
+    ) -> tuple[dict, dict, Figures]:
+        """Run the job ``builder`` builds, its files sinks' ``outputs`` committed at the end;
+        a failure or a cancellation removes what the run wrote on the server and is the job's error."""
         try:
             with control.watching(self.spark):
-                lists, dataFrames, counts = runTerminalFlows(self.spark, dag, builder, outputs)
+                outcome = runTerminalFlows(self.spark, builder.dag, builder, outputs)
             for output in outputs.values():
                 output.commit()
         except Exception as error:
@@ -108,24 +134,16 @@ class ConnectEngine:
             raise failure from failure.__cause__
         finally:
             builder.release()
-        metrics = JobMetrics.of(jobName, time.perf_counter() - started, dag, counts, plan.shuffledEdges())
-        return JobOutcome(lists=lists, dataFrames=dataFrames, metrics=metrics, counts=counts)
-
-    def runMicroBatch(
-        self, dag: DAG, plan: PhysicalPlan, jobName: str, control: JobControl, microBatch: MicroBatch,
-        caches: StreamCaches,
-    ) -> JobOutcome:
-        """Refuse: a stream job's micro-batches do not run on Spark Connect yet."""
-        raise JobError(_streamsRefused(jobName))
+        return outcome
 
     def startQuery(self, rows: DataFrame, onMicroBatch: Callable, location: str, queryName: str, trigger: dict):
         """Start the query reading ``rows`` on the server; its function hands each micro-batch
         to this client, which runs it with ``onMicroBatch`` (see ``connect_queries``)."""
         return RelayedQuery.start(rows, onMicroBatch, location, queryName, trigger)
 
-    def streamRefusal(self, jobName: str) -> str:
-        """Return why a stream job does not run on Spark Connect yet (see ``runMicroBatch``)."""
-        return _streamsRefused(jobName)
+    def streamRefusal(self, jobName: str) -> None:
+        """Return None: stream jobs run on Spark Connect, their query hosted by ``startQuery``."""
+        return None
 
     def outputDirectories(self, dag: DAG) -> dict[str, ServerOutputDirectory]:
         """Return, per files sink, its directory on the server's file system; a Hadoop URL is
@@ -162,11 +180,3 @@ class ConnectEngine:
         """Return the Spark stages of ``jobGroup`` as the server reported them (see ``connect_progress``)."""
         return runningStages(jobGroup)
 
-
-def _streamsRefused(jobName: str | None) -> str:
-    job = f"Job '{jobName}': " if jobName is not None else ""
-    return (
-        f"{job}Stream jobs do not run on a Spark Connect session yet (their micro-batches need "
-        "the classic engine's SparkContext); run the job on a classic SparkSession, or read the stream's "
-        "sources as a batch"
-    )

@@ -4,7 +4,10 @@ partition i feeds processor i, and the chain of steps ``mapInArrow`` runs over i
 edge adds the next vertex to the chain; a shuffled or coalesced one routes the items (Jet's
 partitioner and routing, ``model.routing``) into keyed packets and repartitions them by key
 (``partition_keys``), one priority group after the other; a vertex with several outbound
-edges is cached. Nothing is decided here: parallelism, loops and exchanges are the plan's."""
+edges is cached. In a stream job's micro-batch, each processor starts from where the previous
+one left it (``vertex_specs.streamStart``, as in the classic engine), a stream source reads the
+micro-batch's rows, and a vertex no stream reaches runs once per run, its output kept in the
+run's caches. Nothing is decided here: parallelism, loops and exchanges are the plan's."""
 
 import itertools
 
@@ -26,10 +29,12 @@ from sparkjet.coredag.runtime.arrow_tasks import (
     VertexStep,
     sparkRowsPackets,
 )
+from sparkjet.coredag.runtime.cache import StreamCaches
 from sparkjet.coredag.runtime.crossing import Crossing
+from sparkjet.coredag.runtime.micro_batch import MicroBatch
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan, terminalOutputOf
 from sparkjet.coredag.runtime.tasklet import TaskletSpec
-from sparkjet.coredag.runtime.vertex_specs import vertexTaskletSpec, watermarkCarriers
+from sparkjet.coredag.runtime.vertex_specs import isStatic, streamStart, vertexTaskletSpec, watermarkCarriers
 from sparkjet.coredag.runtime.watermarks import EdgeQueues
 
 
@@ -53,18 +58,26 @@ class Flow:
 
 
 class DataFrameBuilder:
-    """Builds, once per vertex, the ``Flow`` of its output partitions, as ``plan`` says."""
+    """Builds, once per vertex, the ``Flow`` of its output partitions, as ``plan`` says; in a
+    stream job's ``microBatch``, what it keeps for the next micro-batches goes into ``caches``."""
 
-    def __init__(self, spark: SparkSession, dag: DAG, plan: PhysicalPlan, jobName: str) -> None:
+    def __init__(
+        self, spark: SparkSession, dag: DAG, plan: PhysicalPlan, jobName: str,
+        microBatch: MicroBatch | None = None, caches: StreamCaches | None = None,
+    ) -> None:
         self.spark, self.dag, self.plan, self.jobName = spark, dag, plan, jobName
+        self.microBatch, self.caches = microBatch, caches
         self._flows: dict[str, Flow] = {}
         self._cached: dict[str, DataFrame] = {}
+        self._countedBefore: set[str] = set()
+        """The static vertices whose figures an earlier micro-batch counted."""
         self._carriers = watermarkCarriers(dag, plan)
 
     def vertexFlow(self, name: str) -> Flow:
-        """Return the flow whose partition i is the output of processor i of vertex ``name``."""
+        """Return the flow whose partition i is the output of processor i of vertex ``name`` (in a
+        stream job, of a vertex no stream reaches: the one its first micro-batch cached)."""
         if name not in self._flows:
-            self._flows[name] = self._buildFlow(name)
+            self._flows[name] = self._staticFlow(name) if isStatic(self.microBatch, name) else self._buildFlow(name)
         return self._flows[name]
 
     def crossingOf(self, name: str) -> Crossing:
@@ -83,6 +96,25 @@ class DataFrameBuilder:
         Connect client has the server drop a checkpoint once nothing holds its DataFrame."""
         self._cached.clear()
 
+    def _staticFlow(self, name: str) -> Flow:
+        """Return the output of vertex ``name``, which no stream reaches: computed by the run's
+        first micro-batch and kept in its caches (released by dropping it), its figures that
+        micro-batch's alone, as the classic engine's persisted RDD counts them once."""
+        built = []
+
+        def build() -> DataFrame:
+            built.append(name)
+            return self._checkpointed(name, self._buildFlow(name))
+
+        self._cached[name] = self.caches.staticOutputs.get(name, build, _dropped)
+        if not built:
+            self._countedBefore.add(name)
+        return Flow(self._cached[name], takesFigures=bool(built))
+
+    def _checkpointed(self, name: str, flow: Flow) -> DataFrame:
+        """Return the output packets of vertex ``name``, computed now by its own tasks (see ``ArrowTask``)."""
+        return flow.dataFrame(PacketsOut(self.crossingOf(name))).localCheckpoint(eager=True)
+
     def _buildFlow(self, name: str) -> Flow:
         count = self.plan.vertex(name).parallelism
         inbound = sorted(self.dag.getInboundEdges(name), key=lambda e: (e.priorityNumber, e.destOrdinal))
@@ -96,18 +128,21 @@ class DataFrameBuilder:
         else:
             flow = Flow(self._shuffled(inbound, count))
         spec = self._taskletSpec(name, inbound, sparkSource)
-        flow = flow.then(VertexStep(spec, self.crossingOf(name), bool(inbound)))
-        if len(self.dag.getOutboundEdges(name)) > 1:  # computed now, by its own tasks (see ArrowTask)
-            self._cached[name] = flow.dataFrame(PacketsOut(self.crossingOf(name))).localCheckpoint(eager=True)
+        stream = streamStart(self.dag, self.plan, self.microBatch, name, inbound)
+        flow = flow.then(VertexStep(spec, self.crossingOf(name), bool(inbound), stream))
+        if len(self.dag.getOutboundEdges(name)) > 1 and not isStatic(self.microBatch, name):
+            self._cached[name] = self._checkpointed(name, flow)
         return flow
 
     def _edgeFlow(self, edge: Edge) -> Flow:
         """Return the upstream's output that ``edge`` carries: a cached upstream's read again
-        (its figures passed on by its first outbound edge alone), the edge's bucket selected."""
+        (its figures passed on by its first outbound edge alone, and by none where an earlier
+        micro-batch counted them), the edge's bucket selected."""
         flow = self.vertexFlow(edge.sourceName)
         if edge.sourceName in self._cached:
             first = self.dag.getOutboundEdges(edge.sourceName)[0]
-            flow = Flow(self._cached[edge.sourceName], takesFigures=edge.sourceOrdinal == first.sourceOrdinal)
+            counts = edge.sourceOrdinal == first.sourceOrdinal and edge.sourceName not in self._countedBefore
+            flow = Flow(self._cached[edge.sourceName], takesFigures=counts)
         if self.plan.vertex(edge.sourceName).buckets > 1:
             flow = flow.then(SelectStep(edge.sourceOrdinal))
         return flow
@@ -133,7 +168,10 @@ class DataFrameBuilder:
             edge, self.plan.vertex(edge.sourceName).parallelism, self.plan.vertex(edge.destName).parallelism,
             self.plan.edge(edge).narrow, self.dag.getVertex(edge.destName),
         )
-        output = RoutedOut(route, edge.destOrdinal if tagged else None, edge.config.packetSizeLimit, group)
+        output = RoutedOut(
+            route, edge.destOrdinal if tagged else None, edge.config.packetSizeLimit, group,
+            self.plan.exchangeOf(edge) is Exchange.SHUFFLED,
+        )
         return self._edgeFlow(edge).dataFrame(output)
 
     def _processorRows(self, count: int) -> DataFrame:
@@ -145,16 +183,24 @@ class DataFrameBuilder:
         )
 
     def _sparkInput(self, count: int, name: str) -> DataFrame:
-        """Return the rows a Spark source reads, in packets of Rows, in exactly ``count``
-        partitions: fewer are padded with empty ones, then all coalesced."""
+        """Return the rows a Spark source reads (a stream source's: of this micro-batch, none
+        once the stream ended), in packets of Rows, in exactly ``count`` partitions: fewer are
+        padded with empty ones, then all coalesced."""
         supplier = self.dag.getVertex(name).processorSupplier
-        packets = supplier.sparkInput(self.spark).mapInArrow(sparkRowsPackets, SCHEMA)
+        if not supplier.readsStream:
+            rows = supplier.sparkInput(self.spark)
+        elif self.microBatch is None or self.microBatch.rows is None:
+            return self._processorRows(count)
+        else:
+            rows = supplier.microBatchRows(self.microBatch.rows)
+        packets = rows.mapInArrow(sparkRowsPackets, SCHEMA)
         return packets.coalesce(count).unionAll(self._processorRows(count)).coalesce(count)
 
     def _taskletSpec(self, name: str, inbound: list[Edge], sparkSource: bool) -> TaskletSpec:
         """Return what a task of vertex ``name`` needs, its inbound edges in the order consumed."""
         return vertexTaskletSpec(
-            self.dag, self.plan, self.jobName, name, inbound, sparkSource, self._carriers, self._edgeQueues
+            self.dag, self.plan, self.jobName, name, inbound, sparkSource, self._carriers, self._edgeQueues,
+            self.microBatch,
         )
 
     def _edgeQueues(self, edge: Edge) -> EdgeQueues:
@@ -165,3 +211,7 @@ class DataFrameBuilder:
         if self.plan.exchangeOf(edge) is not Exchange.NARROW or downstream == 1:
             return EdgeQueues(edge.destOrdinal, upstream)
         return EdgeQueues(edge.destOrdinal, upstream, tuple((index,) for index in range(downstream)))
+
+
+def _dropped(output: DataFrame) -> None:
+    """Release nothing: the Connect client has the server drop a checkpoint once nothing holds its DataFrame."""

@@ -3,7 +3,6 @@ rows back to the client through Arrow, its files sinks' part files written on th
 with each, the figures its tasks counted (see ``arrow_batches``)."""
 
 import itertools
-from collections import Counter
 from collections.abc import Mapping
 
 from pyspark.sql import DataFrame, SparkSession
@@ -11,7 +10,7 @@ from pyspark.sql import DataFrame, SparkSession
 from sparkjet.coredag.errors import DagError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.processors.sinks import CollectForAssertion, CollectToList, CreateDataFrame, SaveAsTextFiles
-from sparkjet.coredag.runtime.arrow_batches import collectedFigures
+from sparkjet.coredag.runtime.arrow_batches import Figures, collectedBatches
 from sparkjet.coredag.runtime.arrow_tasks import FilesOut, PacketsOut
 from sparkjet.coredag.runtime.dataframe_building import DataFrameBuilder
 from sparkjet.coredag.runtime.physical_plan import terminalOutputOf
@@ -21,25 +20,24 @@ from sparkjet.coredag.runtime.terminal_outputs import dataFrameRefused
 
 def runTerminalFlows(
     spark: SparkSession, dag: DAG, builder: DataFrameBuilder, outputs: Mapping[str, ServerOutputDirectory]
-) -> tuple[dict[object, list], dict[str, DataFrame], Counter]:
+) -> tuple[dict[object, list], dict[str, DataFrame], Figures]:
     """Run the job: compute each vertex without outbound edges into its terminal output; return
     the items collected by list name (an assertion sink's: by its check), the DataFrames and
-    the figures of every task."""
+    the figures of every task, with the states its processors saved in a stream's micro-batch."""
     lists: dict[object, list] = {}
     dataFrames: dict[str, DataFrame] = {}
-    figures: Counter = Counter()
+    figures = Figures()
     for vertex in dag:
         flow = builder.vertexFlow(vertex.name)  # topological order: no deep recursion
         if dag.getOutboundEdges(vertex.name):
             continue
         output = terminalOutputOf(vertex.processorSupplier)
         if isinstance(output, SaveAsTextFiles):
-            outputs[vertex.name].claimOnce()
+            outputs[vertex.name].beginWrite()
             rows = flow.dataFrame(FilesOut(outputs[vertex.name].staging))
         else:
             rows = flow.dataFrame(PacketsOut(builder.crossingOf(vertex.name)))
-        batches, counted = collectedFigures(rows.toArrow())
-        figures.update(counted)
+        batches = collectedBatches(rows.toArrow(), figures)
         if isinstance(output, CollectToList | CollectForAssertion):
             collectedAs = output.listName if isinstance(output, CollectToList) else output.check
             lists.setdefault(collectedAs, []).extend(itertools.chain.from_iterable(batches))

@@ -22,7 +22,7 @@ from sparkjet.coredag.runtime.cache import StreamCaches
 from sparkjet.coredag.runtime.job_control import JobControl, StageInfo, runningStages
 from sparkjet.coredag.runtime.micro_batch import MicroBatch
 from sparkjet.coredag.runtime.physical_plan import SMALL_JOB_BYTES, PhysicalPlan, measureInputBytes, physicalPlan
-from sparkjet.coredag.runtime.processor_state import ProcessorState, StatesAccumulatorParam
+from sparkjet.coredag.runtime.processor_state import ProcessorState, StatesAccumulatorParam, statesByVertex
 from sparkjet.coredag.runtime.rdd_building import RddBuilder
 from sparkjet.coredag.runtime.terminal_outputs import (
     abortOutputs,
@@ -106,7 +106,7 @@ def executeDag(
         builder.unpersist()
         forgetAccumulators(counts, states)
     if microBatch is not None:
-        return JobOutcome(lists=lists, dataFrames=dataFrames, counts=counts.value, states=_byVertex(states.value))
+        return JobOutcome(lists=lists, dataFrames=dataFrames, counts=counts.value, states=statesByVertex(states.value))
     metrics = JobMetrics.of(jobName, time.perf_counter() - started, dag, counts.value, plan.shuffledEdges())
     return JobOutcome(lists=lists, dataFrames=dataFrames, counts=counts.value, metrics=metrics)
 
@@ -125,10 +125,3 @@ def sparkJobDescription(jobName: str, vertexName: str, microBatch: MicroBatch | 
     runs to build its RDD too), as Spark's UI lists them: in Jet's terms, job and vertex."""
     batch = f", micro-batch {microBatch.batchId}" if microBatch is not None else ""
     return f"sparkjet job '{jobName}'{batch}: vertex '{vertexName}'"
-
-
-def _byVertex(states: dict[tuple[str, int], ProcessorState]) -> dict[str, dict[int, ProcessorState]]:
-    byVertex: dict[str, dict[int, ProcessorState]] = {}
-    for (vertexName, index), state in states.items():
-        byVertex.setdefault(vertexName, {})[index] = state
-    return byVertex

@@ -90,6 +90,14 @@ class StatesAccumulatorParam:
         return total
 
 
+def statesByVertex(states: Mapping[StateKey, ProcessorState]) -> dict[str, dict[int, ProcessorState]]:
+    """Return the ``states`` gathered by vertex and index (see ``StatesAccumulatorParam``) by vertex, then index."""
+    byVertex: dict[str, dict[int, ProcessorState]] = {}
+    for (vertexName, index), state in states.items():
+        byVertex.setdefault(vertexName, {})[index] = state
+    return byVertex
+
+
 def processorWatermarks(states: Mapping[str, Mapping[int, ProcessorState]]) -> dict[str, dict[int, tuple[int, int]]]:
     """Return, per vertex and processor, the watermark it observed and the last it emitted
     (the highest over its outbound buckets); ``LONG_MIN`` where there is none yet."""

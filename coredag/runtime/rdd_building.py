@@ -7,19 +7,16 @@ import functools
 import itertools
 import logging
 
-import attrs
 from py4j.protocol import Py4JError
 from pyspark import RDD, StorageLevel
 from pyspark.rdd import PipelinedRDD
 from pyspark.sql import SparkSession
 
-from sparkjet.coredag.api.processor import ProcessingGuarantee
 from sparkjet.coredag.api.standard import StandardProcessorSupplier, batched
 from sparkjet.coredag.errors import describeStages
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.edge import Edge, RoutingPolicy
 from sparkjet.coredag.model.exchange import Exchange
-from sparkjet.coredag.model.partitioner import DefaultPartitioner, Partitioner
 from sparkjet.coredag.model.routing import Route
 from sparkjet.coredag.processors.sinks import CollectToList, SinkSupplier
 from sparkjet.coredag.runtime.cache import StreamCaches
@@ -28,11 +25,10 @@ from sparkjet.coredag.runtime.coalescing import coalescedByJetsRule
 from sparkjet.coredag.runtime.crossing import Crossing
 from sparkjet.coredag.runtime.micro_batch import MicroBatch
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan, terminalOutputOf
-from sparkjet.coredag.runtime.processor_state import redistributed
 from sparkjet.coredag.runtime.shuffling import homePacket, routeItems, targetPartition
 from sparkjet.coredag.runtime.tasklet import TaskletSpec
-from sparkjet.coredag.runtime.vertex_specs import vertexTaskletSpec, watermarkCarriers
-from sparkjet.coredag.runtime.vertex_tasks import StreamStart, runVertex, selectOrdinal
+from sparkjet.coredag.runtime.vertex_specs import isStatic, streamStart, vertexTaskletSpec, watermarkCarriers
+from sparkjet.coredag.runtime.vertex_tasks import runVertex, selectOrdinal
 from sparkjet.coredag.runtime.watermarks import EdgeQueues
 
 MAX_CHAIN_LENGTH = 50
@@ -58,7 +54,6 @@ class RddBuilder:
         self._rdds: dict[str, RDD] = {}
         self._persisted: list[RDD] = []
         self._chainLengths: dict[str, int] = {}
-        self._stateStore = microBatch.stateStore if microBatch is not None else None
         self._coalescedGroups: dict[str, tuple[tuple[int, ...], ...]] = {}
         self._carriers = watermarkCarriers(dag, plan)
 
@@ -66,15 +61,11 @@ class RddBuilder:
         """Return the RDD whose partition i is the output of processor i of vertex ``name`` (in a
         stream job, of a vertex no stream reaches: the one its first micro-batch cached)."""
         if name not in self._rdds:
-            if self._isStatic(name):
+            if isStatic(self.microBatch, name):
                 self._rdds[name] = self.caches.staticOutputs.get(name, lambda: self._buildVertexRdd(name), RDD.unpersist)
             else:
                 self._rdds[name] = self._buildVertexRdd(name)
         return self._rdds[name]
-
-    def _isStatic(self, name: str) -> bool:
-        """Return whether vertex ``name`` runs once per stream job, no stream reaching it."""
-        return self.microBatch is not None and name in self.microBatch.staticVertices
 
     def unpersist(self) -> None:
         """Drop the cached outputs of vertices with several outbound edges.
@@ -110,39 +101,20 @@ class RddBuilder:
         else:
             parent, packed = self._homed(name, self._shuffledInputs(inbound)), True
         spec = self._taskletSpec(name, inbound, sparkSource)
-        stream, crossing = self._streamStart(name, inbound), self._crossingOf(name)
+        stream, crossing = streamStart(self.dag, self.plan, self.microBatch, name, inbound), self._crossingOf(name)
         task = functools.partial(runVertex, spec, stream, crossing, packed, bool(inbound))
         rdd = parent.mapPartitionsWithIndex(functools.partial(inClassicTask, task, name, self.counts, self.states))
-        if len(self.dag.getOutboundEdges(name)) > 1 or self._isStatic(name):
+        if len(self.dag.getOutboundEdges(name)) > 1 or isStatic(self.microBatch, name):
             rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
-            if not self._isStatic(name):  # a stream job's static outputs live as long as the job
+            if not isStatic(self.microBatch, name):  # a stream job's static outputs live as long as the job
                 self._persisted.append(rdd)
         return rdd
 
     def _taskletSpec(self, name: str, inbound: list[Edge], sparkSource: bool) -> TaskletSpec:
         """Return what a task of vertex ``name`` needs, its inbound edges in the order consumed."""
-        spec = vertexTaskletSpec(
-            self.dag, self.plan, self.jobName, name, inbound, sparkSource, self._carriers, self._edgeQueues
-        )
-        return attrs.evolve(
-            spec,
-            processingGuarantee=(
-                ProcessingGuarantee.NONE if self.microBatch is None else self.microBatch.processingGuarantee
-            ),
-        )
-
-    def _streamStart(self, name: str, inbound: list[Edge]) -> StreamStart | None:
-        """Return where vertex ``name``'s processors start a stream's micro-batch from (None in
-        a batch job, or where no stream reaches it)."""
-        if self.microBatch is None or self._isStatic(name):
-            return None
-        return StreamStart(
-            vertex=name,
-            store=self._stateStore,
-            restored=self._restoredStates(name) or {},
-            saves=not self.microBatch.final,
-            keptAlive=not any(self._isStatic(edge.sourceName) for edge in inbound),
-            savesChangesOnly=self.plan.vertex(name).capabilities.savesChangesOnly,
+        return vertexTaskletSpec(
+            self.dag, self.plan, self.jobName, name, inbound, sparkSource, self._carriers, self._edgeQueues,
+            self.microBatch,
         )
 
     def _edgeQueues(self, edge: Edge) -> EdgeQueues:
@@ -154,24 +126,6 @@ class RddBuilder:
             return EdgeQueues(edge.destOrdinal, upstream)
         groups = self._coalescedGroups[edge.destName] if exchange is Exchange.COALESCED else None
         return EdgeQueues(edge.destOrdinal, upstream, groups or tuple((index,) for index in range(downstream)))
-
-    def _restoredStates(self, name: str) -> dict | None:
-        """Return what each of vertex ``name``'s processors restores: the state it saved in the
-        previous micro-batch, or its share of those another number of processors saved (None
-        where there are none)."""
-        restored = self.microBatch.restored.get(name) if self.microBatch is not None else None
-        if not restored:
-            return None
-        count = self.plan.vertex(name).parallelism
-        if set(restored) != set(range(count)):
-            return redistributed(restored, count, self._restoringPartitioner(name))
-        return dict(restored)
-
-    def _restoringPartitioner(self, name: str) -> Partitioner:
-        """Return the partitioner that sends vertex ``name`` its keys' items: its partitioned
-        inbound edge's, else the default one (Jet's, where no edge says)."""
-        partitioned = (edge for edge in self.dag.getInboundEdges(name) if edge.routing is RoutingPolicy.PARTITIONED)
-        return next((edge.partitioner for edge in partitioned), DefaultPartitioner())
 
     def _sparkInput(self, supplier: StandardProcessorSupplier, count: int) -> RDD:
         """Return the rows of a Spark source's input (a stream source's: of this micro-batch),
@@ -238,7 +192,7 @@ class RddBuilder:
         """Return the shuffled input of vertex ``name``, in a stream job behind its home, so that a
         processor's next task goes back to the host whose worker keeps it alive
         (docs/internals/stream-state.md, "Homes")."""
-        if self.microBatch is None or self._isStatic(name):
+        if self.microBatch is None or isStatic(self.microBatch, name):
             return shuffled
         count = shuffled.getNumPartitions()
         home = self.caches.homes.get(

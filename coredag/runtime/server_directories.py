@@ -26,13 +26,31 @@ class ServerOutputDirectory:
         self.spark, self._directory = spark, directory
 
     @property
+    def directory(self) -> str:
+        """Return the directory as the job's sink names it."""
+        return self._directory.directory
+
+    @property
     def staging(self) -> str:
         """Return the directory the job's tasks write their part files into."""
         return self._directory.staging
 
+    def startMicroBatch(self, batch: int) -> None:
+        """Write micro-batch ``batch`` of a stream next, into a new staging directory (only named
+        now: ``beginWrite`` creates it on the server)."""
+        self._directory.startMicroBatch(batch)
+
+    def keepMicroBatch(self) -> None:
+        """Keep the files the committed micro-batch moved in: no abort removes them, nor the directory."""
+        self._directory.keepMicroBatch()
+
     def claimOnce(self) -> None:
-        """Claim the directory (unless this job did) and create the staging directory in it."""
+        """Claim the directory unless this job did (a stream job claims it as its run starts)."""
         self._onServer("claimOnce")
+
+    def beginWrite(self) -> None:
+        """Claim the directory unless this job did, and create this write's staging directory in it."""
+        self._onServer("beginWrite")
 
     def commit(self) -> None:
         """Move the part files up into the directory, ``_SUCCESS`` last."""
@@ -64,14 +82,15 @@ class ServerStep:
             pass
         error = None
         try:
-            if self.step == "claimOnce":
-                self.directory.claimOnce()
-                makeDirectories(self.directory.staging, mode=0o777)
-            elif self.step == "commit":
+            if self.step == "commit":
                 open(os.path.join(self.directory.staging, SUCCESS), "wb").close()
                 self.directory.commit()
-            else:
+            elif self.step == "abort":
                 self.directory.abort()
+            else:
+                self.directory.claimOnce()
+                if self.step == "beginWrite":
+                    makeDirectories(self.directory.staging, mode=0o777)
         except Exception as raised:
             error = raised
         result = cloudpickle.dumps((self.directory, error), protocol=pickle.HIGHEST_PROTOCOL)

@@ -14,6 +14,8 @@ import threading
 import pytest
 
 from tests.conftest import CONNECT, PROJECT
+from tests.connect.classic_runs import runOnClassicEngine
+from tests.connect.streams import runMicroBatchesOnClassicEngine
 
 SERVER = PROJECT / "tests" / "connect" / "connect_server.py"
 
@@ -48,8 +50,17 @@ class ConnectServer:
     def runOnClassicEngine(self, name: str, parallelism: int) -> tuple[dict, object]:
         """Return the lists and figures of DAG ``name`` run at ``parallelism`` on the classic engine
         (raise the error it failed with)."""
+        return self._onServer(runOnClassicEngine, name, parallelism)
+
+    def runMicroBatchesOnClassicEngine(self, run):
+        """Return what the micro-batches of ``run`` (a ``streams.StreamRun``) gave on the classic engine."""
+        return self._onServer(runMicroBatchesOnClassicEngine, run)
+
+    def _onServer(self, function, *arguments):
+        """Return ``function(spark, *arguments)`` run in the server's process (raise the error it failed with)."""
+        request = base64.b64encode(pickle.dumps((function, arguments))).decode("ascii")
         with self._lock:
-            self._process.stdin.write(f"{name} {parallelism}\n")
+            self._process.stdin.write(request + "\n")
             self._process.stdin.flush()
             result = pickle.loads(base64.b64decode(self._process.stdout.readline()))
         if isinstance(result, Exception):

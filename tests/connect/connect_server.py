@@ -1,8 +1,9 @@
 """A Spark Connect server for the Connect tests, in a process of its own, so that the tests'
 own process, a Connect client, has no SparkContext: a classic session of ``local[2]`` whose
 Connect plugin listens on the port given. The same session runs, on request, a DAG of
-``tests.connect.dags`` on the classic engine, to compare: a line ``name parallelism`` in,
-one line of its pickled lists and figures, or of the error it failed with (base64), out."""
+``tests.connect.dags`` or micro-batches of ``tests.connect.streams`` on the classic engine, to
+compare: a line of a pickled function of the tests and its arguments in, one line of what
+``function(spark, *arguments)`` returned, or of the error it failed with, out (both base64)."""
 
 import base64
 import pickle
@@ -20,12 +21,10 @@ def main(port: str) -> None:
     )
     spark.sparkContext.setLogLevel("OFF")
     print("ready", flush=True)
-    from tests.connect.classic_runs import runOnClassicEngine
-
     for line in sys.stdin:
-        name, parallelism = line.split()
+        function, arguments = pickle.loads(base64.b64decode(line))
         try:
-            result = runOnClassicEngine(spark, name, int(parallelism))
+            result = function(spark, *arguments)
         except Exception as error:
             result = error
         print(base64.b64encode(pickle.dumps(result)).decode("ascii"), flush=True)

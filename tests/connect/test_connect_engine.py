@@ -12,7 +12,6 @@ import pytest
 
 from sparkjet.coredag import DAG, AbstractProcessor, Edge, UserFunctionError
 from sparkjet.coredag.api.standard import preflightDag
-from sparkjet.coredag.errors import JobError
 from sparkjet.coredag.processors.sinks import DataFrameSinkP, FilesSinkP, ListSinkP
 from sparkjet.coredag.processors.sources import ItemsP
 from sparkjet.coredag.runtime.connect_engine import ConnectEngine
@@ -165,8 +164,3 @@ def test_the_physical_plan_takes_the_servers_default_parallelism(engine):
     source = dag.newVertex("source", ItemsP(tuple(range(10))))
     dag.edge(Edge.between(source, dag.newVertex("sink", ListSinkP("planned"))))
     assert engine.physicalPlan(dag).sessionParallelism == 2, "the server runs local[2]"
-
-
-def test_a_stream_jobs_micro_batch_is_refused_naming_the_feature(engine):
-    with pytest.raises(JobError, match="Job 'stream': Stream jobs do not run on a Spark Connect session yet"):
-        engine.runMicroBatch(DAG(), None, "stream", engine.jobControl("stream"), None, None)
