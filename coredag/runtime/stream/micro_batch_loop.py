@@ -186,6 +186,15 @@ class MicroBatchLoop:
         with self._running:
             yield
 
+    @contextlib.contextmanager
+    def offered(self, batchId: int):
+        """Hold the loop for micro-batch ``batchId`` the query offers (see ``alone``); once the loop
+        closed, refuse it uncommitted: Spark runs it again when the job goes on."""
+        with self._running:
+            if self._closed:
+                raise JobError(f"Job '{self._target.jobName}' is suspended: micro-batch {batchId} waits for its resume")
+            yield
+
     def close(self) -> None:
         """Refuse new micro-batches, once the one in progress ended, whole."""
         with self._running:

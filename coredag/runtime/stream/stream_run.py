@@ -185,9 +185,7 @@ class StreamRun:
         """Run the DAG over one micro-batch; a failure is kept, to fail the job with it, and ends
         the query. Once the run stops for a suspension, a micro-batch is refused uncommitted
         (Spark runs it again when the job goes on)."""
-        with self._loop.alone():
-            if self._loop.closed:
-                raise JobError(f"Job '{self._target.jobName}' is suspended: micro-batch {batchId} waits for its resume")
+        with self._loop.offered(batchId):
             try:
                 self._loop.run(rows, batchId)
             except BaseException as error:
