@@ -365,15 +365,17 @@ class StreamCheckpoint:
         return set() if claims is None else self._decoded(CLAIMED, claims, _claims)
 
     def openRun(
-        self, jobName: str, initialSnapshot: JobStateSnapshot | None, claimed: list[str], fileUrl: Callable[[str], str]
+        self, jobName: str, initialSnapshot: JobStateSnapshot | None, claimed: list[str] | None,
+        fileUrl: Callable[[str], str],
     ) -> "RunStart":
         """Open the checkpoint for a run of job ``jobName`` (see ``open``), seeded from
         ``initialSnapshot`` while it has no committed micro-batch (see ``seedFrom``), the output
-        directories ``claimed`` recorded for the job's restarts; return where the run starts."""
+        directories ``claimed`` recorded for the job's restarts (None: a temporary checkpoint, which
+        records none); return where the run starts."""
         self.open(jobName)
         if initialSnapshot is not None and self.lastCommittedBatch() is None:
             self.seedFrom(initialSnapshot, jobName, fileUrl)
-        if claimed:
+        if claimed is not None:
             self.recordClaims(claimed)
         return RunStart(self.lastCommittedBatch(), self.restoredStates())
 

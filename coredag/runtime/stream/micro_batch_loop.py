@@ -146,7 +146,7 @@ class MicroBatchLoop:
         of vertices the job no longer has. One it ``keeps`` records the outputs' directories,
         claimed by now (see ``StreamCheckpoint.openRun``)."""
         target = self._target
-        claimed = [output.directory for output in self._outputs.values()] if keeps else []
+        claimed = [output.directory for output in self._outputs.values()] if keeps else None
         start = checkpoint.openRun(target.jobName, initialSnapshot, claimed, target.engine.fileSourceUrl)
         warnDroppedStates(target.jobName, start.states, target.dag)
         self._checkpoint, self._keeps, self._states = checkpoint, keeps, start.states
