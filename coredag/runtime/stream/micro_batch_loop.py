@@ -142,9 +142,9 @@ class MicroBatchLoop:
 
     def open(self, checkpoint: StreamCheckpoint, keeps: bool, initialSnapshot: JobStateSnapshot | None) -> None:
         """Start from ``checkpoint`` (seeded from ``initialSnapshot`` while it has no committed
-        micro-batch): after its last committed micro-batch, with the states saved there but those
-        of vertices the job no longer has. One it ``keeps`` records the outputs' directories,
-        claimed by now (see ``StreamCheckpoint.openRun``)."""
+        micro-batch): after its last committed micro-batch, with the states saved there, warning
+        of those of vertices the job no longer has, which it drops. One it ``keeps`` records the
+        outputs' directories, claimed by now (see ``StreamCheckpoint.openRun``)."""
         target = self._target
         claimed = [output.directory for output in self._outputs.values()] if keeps else None
         start = checkpoint.openRun(target.jobName, initialSnapshot, claimed, target.engine.fileSourceUrl)
