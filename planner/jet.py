@@ -21,7 +21,7 @@ from sparkjet.coredag.model.metrics import JobMetrics
 from sparkjet.coredag.runtime.stream.state_directory import snapshotName
 from sparkjet.pipeline.pipeline import Pipeline
 from sparkjet.planner.interrupts import cancelledMessage, interruptCancelsJobs
-from sparkjet.planner.job_config import JobConfig, ProcessingGuarantee
+from sparkjet.planner.job_config import JobConfig
 from sparkjet.planner.job_status import JobStatus
 from sparkjet.planner.notebook import jobHtml
 from sparkjet.planner.planning import Plan, planOf
@@ -331,8 +331,8 @@ class Jet:
 
         Returns:
             The running ``Job``; ``join()`` waits for it."""
-        config = config or JobConfig()
         planned = planOf(work).validate()
+        config = config or JobConfig()
         jobName = name or config.getName() or f"job-{next(Jet._jobNumbers)}"
         watch = _jobWatch.get()
         if watch is not None and not watch.runs:
@@ -346,22 +346,14 @@ class Jet:
     def _start(self, jobName: str, planned: Plan, config: JobConfig) -> Job:
         """Check the inputs and outputs of ``planned``, fix its physical plan on the session and
         start running it in a thread (a stream job with a guarantee from its checkpoint)."""
-        interruptCancelsJobs.install()  # before pyspark is imported: a Ctrl-C then is one line too
-        from sparkjet.coredag.runtime.engine import engineOf
         from sparkjet.planner.assertions import JobAssertions
 
-        engine = engineOf(self.spark())
+        engine = self._engine()
         start = None
         if readsStream(planned.dag):
             from sparkjet.coredag.runtime.stream.stream_job import StreamJob, streamStart
 
-            refusal = engine.streamRefusal(jobName)
-            if refusal is not None:
-                raise JobError(refusal)
-
-            guarantee = config.getProcessingGuarantee()
-            location = None if guarantee is ProcessingGuarantee.NONE else config.checkpointLocation(jobName)
-            start = streamStart(jobName, planned.dag, guarantee, location, config.getInitialSnapshotName(), self.spark)
+            start = streamStart(jobName, planned.dag, engine, config, self.spark)
             planned = attrs.evolve(planned, dag=start.dag)
         elif config.getInitialSnapshotName() is not None:
             raise JobError(
@@ -370,25 +362,34 @@ class Jet:
             )
         dag = preflightDag(planned.dag)
         try:
-            planned = attrs.evolve(planned, physical=engine.physicalPlan(dag))
+            physical = engine.physicalPlan(dag)
         except DagError as error:  # as in Jet, a DAG that cannot run at these parallelisms fails the job
             return Job(jobName, planned, _failed(error))
         control = engine.jobControl(jobName)
+        planned = attrs.evolve(planned, physical=physical)
         self._register(jobName, control)
         try:
             assertions = JobAssertions(dag)
             if start is not None:
                 stream = StreamJob(
-                    engine, attrs.evolve(start, dag=dag), planned.physical, jobName, control, self._publishLists, assertions
+                    engine, attrs.evolve(start, dag=dag), physical, jobName, control, self._publishLists, assertions
                 )
                 running = self._executor.submit(self._finally, stream.run, jobName, control)
                 return self._started(Job(jobName, planned, running, control, stream.metrics, stream))
-            batch = functools.partial(self._runBatch, engine, dag, planned.physical, jobName, control, assertions)
+            batch = functools.partial(self._runBatch, engine, dag, physical, jobName, control, assertions)
             running = self._executor.submit(self._finally, batch, jobName, control)
             return self._started(Job(jobName, planned, running, control))
         except BaseException:
             self._unregister(jobName, control)
             raise
+
+    def _engine(self) -> "Engine":
+        """Return the engine jobs run on, on the session ``spark()`` gives, Ctrl-C cancelling
+        the running jobs from now on (see planner/interrupts.py)."""
+        interruptCancelsJobs.install()  # before pyspark is imported: a Ctrl-C then is one line too
+        from sparkjet.coredag.runtime.engine import engineOf
+
+        return engineOf(self.spark())
 
     def _started(self, job: Job) -> Job:
         """Note ``job`` among the jobs ``shutdown()`` ends or waits for."""

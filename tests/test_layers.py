@@ -226,17 +226,46 @@ def test_no_runtime_class_sets_more_than_15_attributes(module):
     assert set(wide) <= WIDE_CLASSES_LEFT, f"classes setting more than {MAX_ATTRIBUTES} attributes: {wide}"
 
 
+ROUTES = {"batch": {"stops": 18, "files": 7, "climbs": 6}, "stream": {"stops": 29, "files": 12, "climbs": 12}}
+"""The longest each submission route may be (tests/route.py): as short as issue 35 made them
+(before: batch 20 stops in 9 files, 9 climbs back; stream 41, 14, 19). The stream route's target,
+20 / 10 / 3, is not met: its spine alone is 10 stops in 5 files, and the steps every job shares
+(planning, the engine, the preflight, the physical plan, the job control, the assertions) 12 more."""
+
+
+def assertNoLonger(kind: str, route: dict) -> None:
+    """Fail if ``route`` of a ``kind`` job makes more stops, in more files or with more climbs
+    back than ``ROUTES`` allows, showing the route."""
+    from tests.route import report
+
+    longer = {name: route["figures"][name] for name, most in ROUTES[kind].items() if route["figures"][name] > most}
+    assert not longer, f"the {kind} route grew past {ROUTES[kind]}: {longer}\n{report(kind, route)}"
+
+
 @pytest.mark.spark
 def test_a_batch_jobs_submission_route_never_enters_the_stream_runtime(jet):
     """A batch job is told from a stream job by its suppliers' declared capabilities
     (``readsStream``): traced from ``Jet.newJob`` to ``Engine.runBatch`` (tests/route.py), its
-    route calls no function of coredag/runtime/stream/, at any depth."""
+    route calls no function of coredag/runtime/stream/, at any depth, and grows no longer."""
     from tests.route import batchRoute
 
     route = batchRoute(jet)
     entered = sorted(f"{file}:{function}" for file, function in route["called"] if file.startswith("coredag/runtime/stream/"))
     assert not entered, f"a batch job's submission calls the stream runtime: {entered}"
     assert route["spine"][0] == ("planner/jet.py", "Jet.newJob") and route["spine"][-1][1].endswith("runBatch")
+    assertNoLonger("batch", route)
+
+
+@pytest.mark.spark
+def test_a_stream_jobs_submission_route_grows_no_longer(jet, tmp_path):
+    """Traced from ``Jet.newJob`` to its first micro-batch handed to the engine (tests/route.py),
+    an exactly-once stream job's route makes no more stops, in no more files, with no more climbs
+    back than ``ROUTES`` allows."""
+    from tests.route import streamRoute
+
+    route = streamRoute(jet, str(tmp_path / "checkpoints"))
+    assert route["spine"][0] == ("planner/jet.py", "Jet.newJob") and route["spine"][-1][1].endswith("runMicroBatch")
+    assertNoLonger("stream", route)
 
 
 CONNECT_ENGINE = (

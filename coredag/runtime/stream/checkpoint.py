@@ -78,6 +78,16 @@ SOURCE_PREFIX = "source-"
 logger = logging.getLogger("sparkjet")
 
 
+@attrs.frozen
+class RunStart:
+    """Where a run of a stream job starts in its checkpoint: after micro-batch
+    ``lastCommittedBatch`` (None before the first), its processors with ``states``."""
+
+    lastCommittedBatch: int | None
+    states: dict
+    """The processors' states: by vertex name, by processor index, a ProcessorState."""
+
+
 class StreamCheckpoint:
     """The checkpoint of one stream job, at ``location``: a local path or a Hadoop URL. Its
     storage is reached on first use, or by ``open`` with the job's name for the error."""
@@ -353,6 +363,21 @@ class StreamCheckpoint:
             return set()
         claims = self._read(CLAIMED)
         return set() if claims is None else self._decoded(CLAIMED, claims, _claims)
+
+    def openRun(
+        self, jobName: str, initialSnapshot: JobStateSnapshot | None, claimed: list[str] | None,
+        fileUrl: Callable[[str], str],
+    ) -> "RunStart":
+        """Open the checkpoint for a run of job ``jobName`` (see ``open``), seeded from
+        ``initialSnapshot`` while it has no committed micro-batch (see ``seedFrom``), the output
+        directories ``claimed`` recorded for the job's restarts (None: a temporary checkpoint, which
+        records none); return where the run starts."""
+        self.open(jobName)
+        if initialSnapshot is not None and self.lastCommittedBatch() is None:
+            self.seedFrom(initialSnapshot, jobName, fileUrl)
+        if claimed is not None:
+            self.recordClaims(claimed)
+        return RunStart(self.lastCommittedBatch(), self.restoredStates())
 
     def recordClaims(self, directories: list[str]) -> None:
         """Note the output directories this job claimed, for its restarts."""

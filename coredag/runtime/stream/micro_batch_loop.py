@@ -5,6 +5,7 @@ micro-batch, and the states it ends with saved as the snapshot Spark commits wit
 import contextlib
 import threading
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable
 from typing import Protocol
@@ -139,10 +140,17 @@ class MicroBatchLoop:
         """Return the id of the last micro-batch run (-1 before the first)."""
         return self._lastBatch
 
-    def open(self, checkpoint: StreamCheckpoint, keeps: bool, lastCommitted: int | None, states: dict) -> None:
-        """Start from ``checkpoint``, after micro-batch ``lastCommitted``, with ``states``."""
-        self._checkpoint, self._keeps, self._states = checkpoint, keeps, states
-        self._lastBatch = -1 if lastCommitted is None else lastCommitted
+    def open(self, checkpoint: StreamCheckpoint, keeps: bool, initialSnapshot: JobStateSnapshot | None) -> None:
+        """Start from ``checkpoint`` (seeded from ``initialSnapshot`` while it has no committed
+        micro-batch): after its last committed micro-batch, with the states saved there, warning
+        of those of vertices the job no longer has, which it drops. One it ``keeps`` records the
+        outputs' directories, claimed by now (see ``StreamCheckpoint.openRun``)."""
+        target = self._target
+        claimed = [output.directory for output in self._outputs.values()] if keeps else None
+        start = checkpoint.openRun(target.jobName, initialSnapshot, claimed, target.engine.fileSourceUrl)
+        warnDroppedStates(target.jobName, start.states, target.dag)
+        self._checkpoint, self._keeps, self._states = checkpoint, keeps, start.states
+        self._lastBatch = _orDefault(start.lastCommittedBatch, -1)
 
     def run(self, rows, batchId: int, final: bool = False) -> None:
         """Run the DAG over micro-batch ``batchId`` (its files named after it, so a micro-batch
@@ -176,6 +184,15 @@ class MicroBatchLoop:
     def alone(self):
         """Hold the loop: a micro-batch in progress ends first, and none starts within the block."""
         with self._running:
+            yield
+
+    @contextlib.contextmanager
+    def offered(self, batchId: int):
+        """Hold the loop for micro-batch ``batchId`` the query offers (see ``alone``); once the loop
+        closed, refuse it uncommitted: Spark runs it again when the job goes on."""
+        with self._running:
+            if self._closed:
+                raise JobError(f"Job '{self._target.jobName}' is suspended: micro-batch {batchId} waits for its resume")
             yield
 
     def close(self) -> None:
@@ -243,6 +260,23 @@ class MicroBatchLoop:
         """Return the run's figures so far: items per vertex and stage, each vertex's watermark
         and late events, every micro-batch run."""
         return self._figures.metrics(self._target, self._states)
+
+
+def warnDroppedStates(jobName: str, states: dict, dag: DAG) -> None:
+    """Warn of the vertices whose state a restart drops: saved under a name the job no longer has
+    (a stage renamed starts empty)."""
+    names = {vertex.name for vertex in dag}
+    dropped = sorted(
+        name for name, byIndex in states.items()
+        if name not in names and any(state.files for state in byIndex.values())
+    )
+    if dropped:
+        warnings.warn(
+            f"Job '{jobName}' goes on from its checkpoint without the state of {', '.join(map(repr, dropped))}: this "
+            "job has no vertex of that name, so a stage renamed from it starts empty; name it as before (setName) "
+            "to keep its state",
+            stacklevel=2,
+        )
 
 
 def _orDefault(value: int | None, default: int) -> int:

@@ -4,6 +4,7 @@ as its ``Lifecycle`` says; ``Jet.shutdown()`` ends it after its last snapshot, i
 
 import warnings
 from collections.abc import Callable
+from typing import Protocol
 
 import attrs
 
@@ -55,14 +56,29 @@ class StreamJobStart:
     """The job's guarantee, which its processors' contexts give."""
 
 
+class StreamConfig(Protocol):
+    """What a stream job reads of its client's ``JobConfig`` when it is submitted."""
+
+    def getProcessingGuarantee(self) -> ProcessingGuarantee: ...
+
+    def checkpointLocation(self, jobName: str) -> str: ...
+
+    def getInitialSnapshotName(self) -> str | None: ...
+
+
 def streamStart(
-    jobName: str, dag: DAG, processingGuarantee: ProcessingGuarantee, checkpointLocation: str | None,
-    initialSnapshotName: str | None, startSession: Callable[[], object],
+    jobName: str, dag: DAG, engine: Engine, config: StreamConfig, startSession: Callable[[], object],
 ) -> StreamJobStart:
-    """Check stream job ``jobName`` before it runs (warning, when it is exactly once, of its
-    sinks that are not) and find what it starts from: the exported snapshot
-    ``initialSnapshotName`` and, with a guarantee, its checkpoint at ``checkpointLocation`` (a
-    Hadoop URL is reached through the session ``startSession`` starts)."""
+    """Check stream job ``jobName`` before it runs (refused where ``engine`` cannot run it;
+    warning, when it is exactly once, of its sinks that are not) and find what it starts from, as
+    ``config`` says: its initial snapshot and, with a guarantee, its checkpoint (a Hadoop URL is
+    reached through the session ``startSession`` starts)."""
+    refusal = engine.streamRefusal(jobName)
+    if refusal is not None:
+        raise JobError(refusal)
+    processingGuarantee = config.getProcessingGuarantee()
+    location = None if processingGuarantee is ProcessingGuarantee.NONE else config.checkpointLocation(jobName)
+    initialSnapshotName = config.getInitialSnapshotName()
     if processingGuarantee is ProcessingGuarantee.EXACTLY_ONCE:
         warnNotExactlyOnce(jobName, notExactlyOnce(dag))
     checkStreamSinks(dag)
@@ -72,9 +88,9 @@ def streamStart(
         initial = startingSnapshot(initialSnapshotName, jobName, dag)
         claimed = StreamCheckpoint.ofSnapshot(initial).claimedOutputs()
     checkpoint = lock = None
-    if checkpointLocation is not None:
+    if location is not None:
         checkReplayable(dag, jobName)
-        checkpoint = StreamCheckpoint(checkpointLocation)
+        checkpoint = StreamCheckpoint(location)
         if isHadoopUrl(checkpoint.location):
             startSession()
         lock = checkpoint.open(jobName).lock(jobName)

@@ -4,11 +4,9 @@ micro-batch, until the stream ends, the job is cancelled, or it stops for a susp
 
 import functools
 import os
-import warnings
 from collections.abc import Callable
 
 from sparkjet.coredag.errors import JobError, StageName, UserFunctionError
-from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics
 from sparkjet.coredag.runtime.cache import Cache
 from sparkjet.coredag.runtime.files import makeDirectories
@@ -38,23 +36,6 @@ def triggerMillis() -> int:
         msg = f"{TRIGGER_VARIABLE} must be a whole number of milliseconds above 0, got {configured!r}"
         raise ValueError(msg)
     return int(configured)
-
-
-def warnDroppedStates(jobName: str, states: dict, dag: DAG) -> None:
-    """Warn of the vertices whose state a restart drops: saved under a name the job no longer has
-    (a stage renamed starts empty)."""
-    names = {vertex.name for vertex in dag}
-    dropped = sorted(
-        name for name, byIndex in states.items()
-        if name not in names and any(state.files for state in byIndex.values())
-    )
-    if dropped:
-        warnings.warn(
-            f"Job '{jobName}' goes on from its checkpoint without the state of {', '.join(map(repr, dropped))}: this "
-            "job has no vertex of that name, so a stage renamed from it starts empty; name it as before (setName) "
-            "to keep its state",
-            stacklevel=2,
-        )
 
 
 def withItemOrigin(error: BaseException, sources: list) -> BaseException:
@@ -105,16 +86,9 @@ class StreamRun:
         checkpoint = self._checkpoint or temporaryCheckpoint(target.jobName)
         feeders, ended = [], False
         try:
-            checkpoint.open(target.jobName)
-            if self._initialSnapshot is not None and checkpoint.lastCommittedBatch() is None:
-                checkpoint.seedFrom(self._initialSnapshot, target.jobName, target.engine.fileSourceUrl)
-            states = checkpoint.restoredStates()
-            warnDroppedStates(target.jobName, states, target.dag)
             for output in self._outputs.values():
                 output.claimOnce()
-            if self._checkpoint is not None:
-                checkpoint.recordClaims([output.directory for output in self._outputs.values()])
-            loop.open(checkpoint, self._checkpoint is not None, checkpoint.lastCommittedBatch(), states)
+            loop.open(checkpoint, self._checkpoint is not None, self._initialSnapshot)
             feeders = self._startFeeders(checkpoint)
             query = self._startQuery(checkpoint)
             self._lifecycle.started()
@@ -210,9 +184,7 @@ class StreamRun:
         """Run the DAG over one micro-batch; a failure is kept, to fail the job with it, and ends
         the query. Once the run stops for a suspension, a micro-batch is refused uncommitted
         (Spark runs it again when the job goes on)."""
-        with self._loop.alone():
-            if self._loop.closed:
-                raise JobError(f"Job '{self._target.jobName}' is suspended: micro-batch {batchId} waits for its resume")
+        with self._loop.offered(batchId):
             try:
                 self._loop.run(rows, batchId)
             except BaseException as error:
