@@ -353,7 +353,7 @@ class Jet:
         if readsStream(planned.dag):
             from sparkjet.coredag.runtime.stream.stream_job import StreamJob, streamStart
 
-            start = streamStart(jobName, planned.dag, engine, config, self.spark)
+            start = streamStart(jobName, planned.dag, config, self.spark)
             planned = attrs.evolve(planned, dag=start.dag)
         elif config.getInitialSnapshotName() is not None:
             raise JobError(

@@ -119,20 +119,22 @@ class Trace:
         for number, call in enumerate(self.calls):
             if call["up"] is not None:
                 children[call["up"]].append(number)
-        walk = []
+        walk, homes = [], []
         for step, call in enumerate(spine):
             walk.append(call)
+            homes.append(None)
             following = spine[step + 1] if step + 1 < len(spine) else None
             for child in children[call]:
                 if following is not None and child >= self.calls[following]["since"]:
                     break
                 if not self.calls[child]["body"]:
                     walk.append(child)
+                    homes.append(self.calls[call]["file"])
         return {
             "spine": [self._named(call) for call in spine],
             "walk": [self._named(call) for call in walk],
             "spineFigures": figures([self._named(call) for call in spine]),
-            "figures": figures([self._named(call) for call in walk]),
+            "figures": figures([self._named(call) for call in walk], homes),
             "called": sorted({self._named(call) for call in range(len(self.calls)) if not self.calls[call]["body"]}),
             "imported": sorted({self.calls[call]["file"] for call in range(len(self.calls)) if self.calls[call]["body"]}),
         }
@@ -141,11 +143,17 @@ class Trace:
         return self.calls[call]["file"], self.calls[call]["function"]
 
 
-def figures(walk: list[tuple[str, str]]) -> dict:
-    """Return the stops, files, climbs back and planner/runtime crossings of a walk."""
+def figures(walk: list[tuple[str, str]], homes: list[str | None] | None = None) -> dict:
+    """Return the stops, files, climbs back and planner/runtime crossings of a walk; ``homes``:
+    for each step that is a spine function's callee, that function's file (a callee there is
+    the caller read on, not a climb back)."""
     files = [file for file, _ in walk]
-    entered = [file for number, file in enumerate(files) if number == 0 or files[number - 1] != file]
-    climbs = sum(1 for number, file in enumerate(entered) if file in entered[:number])
+    homes = homes or [None] * len(walk)
+    moves = [number for number in range(len(files)) if number == 0 or files[number - 1] != files[number]]
+    entered = [files[number] for number in moves]
+    climbs = sum(
+        1 for place, number in enumerate(moves) if files[number] in entered[:place] and files[number] != homes[number]
+    )
     layers = [layer for layer in map(layerOf, entered) if layer is not None]
     moves = [(a, b) for a, b in zip(layers, layers[1:]) if a != b]
     return {

@@ -45,10 +45,6 @@ class ClassicEngine:
         writer = rows.writeStream.foreachBatch(onMicroBatch).option("checkpointLocation", location)
         return writer.queryName(queryName).trigger(**trigger).start()
 
-    def streamRefusal(self, jobName: str) -> None:
-        """Return None: the classic engine runs stream jobs, one micro-batch of Structured Streaming at a time."""
-        return None
-
     def outputDirectories(self, dag: DAG) -> dict[str, OutputDirectory]:
         """Return, per files sink, its directory: local, or of a Hadoop file system through the JVM."""
         return outputDirectories(self.spark.sparkContext, dag)
@@ -60,13 +56,6 @@ class ClassicEngine:
     def awaitTasksEnded(self, control: JobControl) -> None:
         """Wait until the tasks of ``control``'s job group have ended, as the status tracker says."""
         control.awaitTasksEnded(self.spark.sparkContext)
-
-    def fileSourceUrl(self, directory: str) -> str:
-        """Return the URL by which Spark's file source reading the local ``directory`` names it:
-        Hadoop's qualified path (``file:///tmp/a%25b`` for ``/tmp/a%b``), asked of the driver's JVM."""
-        context = self.spark.sparkContext
-        path = context._jvm.org.apache.hadoop.fs.Path(directory)
-        return path.getFileSystem(context._jsc.hadoopConfiguration()).makeQualified(path).toUri().toString()
 
     @staticmethod
     def runningStages(jobGroup: str) -> tuple[list[int], list[StageInfo]]:

@@ -25,7 +25,6 @@ from sparkjet.coredag.runtime.connect_queries import RelayedQuery
 from sparkjet.coredag.runtime.dataframe_building import DataFrameBuilder
 from sparkjet.coredag.runtime.dataframe_outputs import runTerminalFlows
 from sparkjet.coredag.runtime.execution import JobOutcome
-from sparkjet.coredag.runtime.files import hadoopFileUrl
 from sparkjet.coredag.runtime.job_control import JobControl, StageInfo
 from sparkjet.coredag.runtime.micro_batch import MicroBatch
 from sparkjet.coredag.runtime.output_directory import LocalOutputDirectory
@@ -141,10 +140,6 @@ class ConnectEngine:
         to this client, which runs it with ``onMicroBatch`` (see ``connect_queries``)."""
         return RelayedQuery.start(rows, onMicroBatch, location, queryName, trigger)
 
-    def streamRefusal(self, jobName: str) -> None:
-        """Return None: stream jobs run on Spark Connect, their query hosted by ``startQuery``."""
-        return None
-
     def outputDirectories(self, dag: DAG) -> dict[str, ServerOutputDirectory]:
         """Return, per files sink, its directory on the server's file system; a Hadoop URL is
         refused (its files are reached through the JVM, which a Connect client has not)."""
@@ -169,11 +164,6 @@ class ConnectEngine:
     def awaitTasksEnded(self, control: JobControl) -> None:
         """Return at once: a job's tasks never create its staging directory, so one still
         running after an abort writes nothing."""
-
-    def fileSourceUrl(self, directory: str) -> str:
-        """Return the URL by which Spark's file source reading the local ``directory`` names it,
-        as Hadoop qualifies it (a Connect client has no JVM to ask)."""
-        return hadoopFileUrl(directory)
 
     @staticmethod
     def runningStages(jobGroup: str) -> tuple[list[int], list[StageInfo]]:

@@ -14,7 +14,13 @@ from pyspark.status import SparkStageInfo
 KEPT_GROUPS, KEPT_STAGES = 100, 1000
 """How many job groups' stages are kept (the latest), and how many stages of each."""
 
-_running = threading.local()
+class _Running(threading.local):
+    """The job group whose operations this thread runs (None: none of a sparkjet job)."""
+
+    group: str | None = None
+
+
+_running = _Running()
 _lock = threading.Lock()
 _groups: "collections.OrderedDict[str, dict[int, tuple[SparkStageInfo, bool]]]" = collections.OrderedDict()
 
@@ -22,7 +28,7 @@ _groups: "collections.OrderedDict[str, dict[int, tuple[SparkStageInfo, bool]]]" 
 @contextlib.contextmanager
 def runningFor(group: str) -> Iterator[None]:
     """Within: the stages the server reports in this thread are job group ``group``'s."""
-    before = getattr(_running, "group", None)
+    before = _running.group
     _running.group = group
     try:
         yield
@@ -33,7 +39,7 @@ def runningFor(group: str) -> Iterator[None]:
 def stageProgress(stages, inflight_tasks: int, operation_id: str | None, done: bool) -> None:
     """The progress handler: note the stages of the operation this thread runs (a finished
     operation's are no longer running); the tasks in flight go to its stages not done."""
-    group = getattr(_running, "group", None)
+    group = _running.group
     if group is None:
         return
     with _lock:

@@ -72,10 +72,6 @@ class Engine(Protocol):
         under ``trigger``; each micro-batch is run by ``onMicroBatch(rows, batchId)`` in this
         process, and Spark commits it once that returned."""
 
-    def streamRefusal(self, jobName: str) -> str | None:
-        """Return why stream job ``jobName`` cannot run on this engine, naming the feature and
-        what would run it (None: it can); ``Jet.newJob`` refuses the job with it."""
-
     def outputDirectories(self, dag: DAG) -> Mapping[str, OutputDirectoryClaim]:
         """Return, per files sink of ``dag``, the directory its job will claim, write and commit."""
 
@@ -84,10 +80,6 @@ class Engine(Protocol):
 
     def awaitTasksEnded(self, control: JobControl) -> None:
         """Wait until the tasks of ``control``'s failed run have ended (they may still be writing)."""
-
-    def fileSourceUrl(self, directory: str) -> str:
-        """Return the URL by which Spark's file source reading the local ``directory`` names it
-        (in the logs of a stream job's query checkpoint)."""
 
     def runningStages(self, jobGroup: str) -> tuple[list[int], list[StageInfo]]:
         """Return the ids of the Spark stages the job of ``jobGroup`` (its control's ``group``)

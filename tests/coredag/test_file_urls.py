@@ -1,9 +1,8 @@
-"""A local directory's URL as Spark's file source logs it: the pure function a Connect client
-uses (it has no JVM to ask) names every path as Hadoop does on a classic session."""
+"""A local directory's URL as Spark's file source logs it: the pure function a stream job's
+checkpoint uses (on Spark Connect there is no JVM to ask) names every path as Hadoop does."""
 
 import pytest
 
-from sparkjet.coredag.runtime.classic_engine import ClassicEngine
 from sparkjet.coredag.runtime.files import hadoopFileUrl
 
 PATHS = [
@@ -13,9 +12,15 @@ PATHS = [
 ]
 
 
+def qualifiedByHadoop(spark, directory: str) -> str:
+    """Return Hadoop's qualified URL of ``directory``, asked of the driver's JVM (as Spark's file source names it)."""
+    context = spark.sparkContext
+    path = context._jvm.org.apache.hadoop.fs.Path(directory)
+    return path.getFileSystem(context._jsc.hadoopConfiguration()).makeQualified(path).toUri().toString()
+
+
 @pytest.mark.spark
 def test_a_local_directorys_url_is_the_one_hadoop_qualifies(spark):
     """Each path's URL is the driver's JVM's (``Path.makeQualified``), quoted characters and all."""
-    engine = ClassicEngine(spark)
-    assert [hadoopFileUrl(path) for path in PATHS] == [engine.fileSourceUrl(path) for path in PATHS]
+    assert [hadoopFileUrl(path) for path in PATHS] == [qualifiedByHadoop(spark, path) for path in PATHS]
     assert hadoopFileUrl("/tmp/a%b") == "file:///tmp/a%25b"

@@ -32,6 +32,7 @@ from sparkjet.coredag.runtime.files import (
     WRITING,
     LocalFiles,
     filesAt,
+    hadoopFileUrl,
     isUrl,
     makeDirectories,
     unreachableScheme,
@@ -291,12 +292,10 @@ class StreamCheckpoint:
             if isRecordName(name)
         }
 
-    def exportTo(
-        self, snapshot: JobStateSnapshot, states: dict, dag: DAG, fileUrl: Callable[[str], str]
-    ) -> JobStateSnapshot:
+    def exportTo(self, snapshot: JobStateSnapshot, states: dict, dag: DAG) -> JobStateSnapshot:
         """Copy the job's ``states`` after micro-batch ``snapshot.batchId`` (Spark committed it)
         into ``snapshot``'s directory, replacing one there whole (written aside, then renamed);
-        return it with its state files' size (``fileUrl``: the engine's ``fileSourceUrl``)."""
+        return it with its state files' size."""
         directory, doing = snapshot.directory, f"Exporting the snapshot '{snapshot.snapshotName}'"
         writing = directory + WRITING
         shutil.rmtree(writing, ignore_errors=True)
@@ -311,7 +310,7 @@ class StreamCheckpoint:
             if os.path.isdir(self.sourceDirectory(number)):
                 unpeeked(vertex).copyWorkDirectory(self.sourceDirectory(number), snapshotSource(writing, number))
         toSnapshot = functools.partial(snapshotSource, directory)
-        moveSourceLogs(exported.path(QUERY), sourceMoves(self.sourceDirectory, toSnapshot, snapshot.sourceCount, fileUrl))
+        moveSourceLogs(exported.path(QUERY), sourceMoves(self.sourceDirectory, toSnapshot, snapshot.sourceCount))
         stateFiles = sorted(referencedFiles(states))
         for name in stateFiles:
             exported.write(f"{STATE}/{name}", filesAt(self.stateLocation).read(name), doing)
@@ -330,11 +329,11 @@ class StreamCheckpoint:
         again = f"export the snapshot '{snapshot.snapshotName}' again, or destroy it (JobStateSnapshot.destroy)"
         return cls(snapshot.directory, again)
 
-    def seedFrom(self, snapshot: JobStateSnapshot, jobName: str, fileUrl: Callable[[str], str]) -> None:
+    def seedFrom(self, snapshot: JobStateSnapshot, jobName: str) -> None:
         """Make this checkpoint (of a job that has none yet) a copy of ``snapshot``: its query under
         a new id (Spark runs one query of an id at a time, and the exporting job may go on), its
         file sources' logs naming the fed files where this job feeds them (rewritten aside, then
-        copied in; ``fileUrl``: the engine's ``fileSourceUrl``)."""
+        copied in)."""
         self.remove(keeping=(LOCK, SHAPE))
         for entry in sorted(set(os.listdir(snapshot.directory)) - {DESCRIPTION, QUERY}):
             copied = os.path.join(snapshot.directory, entry)
@@ -346,7 +345,7 @@ class StreamCheckpoint:
             with tempfile.TemporaryDirectory(prefix="sparkjet-seed-") as staging:
                 query = shutil.copytree(os.path.join(snapshot.directory, QUERY), os.path.join(staging, QUERY))
                 fromSnapshot = functools.partial(snapshotSource, snapshot.directory)
-                moveSourceLogs(query, sourceMoves(fromSnapshot, self.sourceDirectory, snapshot.sourceCount, fileUrl))
+                moveSourceLogs(query, sourceMoves(fromSnapshot, self.sourceDirectory, snapshot.sourceCount))
                 self.storage.copyIn(query, QUERY)
         metadata = f"{QUERY}/metadata"
         if self.storage.exists(metadata):
@@ -366,7 +365,6 @@ class StreamCheckpoint:
 
     def openRun(
         self, jobName: str, initialSnapshot: JobStateSnapshot | None, claimed: list[str] | None,
-        fileUrl: Callable[[str], str],
     ) -> "RunStart":
         """Open the checkpoint for a run of job ``jobName`` (see ``open``), seeded from
         ``initialSnapshot`` while it has no committed micro-batch (see ``seedFrom``), the output
@@ -374,7 +372,7 @@ class StreamCheckpoint:
         records none); return where the run starts."""
         self.open(jobName)
         if initialSnapshot is not None and self.lastCommittedBatch() is None:
-            self.seedFrom(initialSnapshot, jobName, fileUrl)
+            self.seedFrom(initialSnapshot, jobName)
         if claimed is not None:
             self.recordClaims(claimed)
         return RunStart(self.lastCommittedBatch(), self.restoredStates())
@@ -558,12 +556,10 @@ def snapshotSource(directory: str, number: int) -> str:
     return os.path.join(directory, f"{SOURCE_PREFIX}{number}")
 
 
-def sourceMoves(
-    before: Callable[[int], str], after: Callable[[int], str], sourceCount: int, fileUrl: Callable[[str], str]
-) -> dict[str, str]:
+def sourceMoves(before: Callable[[int], str], after: Callable[[int], str], sourceCount: int) -> dict[str, str]:
     """Return the URL of each stream source's local directory ``before(number)``, as Spark's
-    file source names it (``fileUrl``), mapped to the URL of its directory ``after(number)``."""
-    return {fileUrl(before(number)): fileUrl(after(number)) for number in range(sourceCount)}
+    file source names it (``hadoopFileUrl``), mapped to the URL of its directory ``after(number)``."""
+    return {hadoopFileUrl(before(number)): hadoopFileUrl(after(number)) for number in range(sourceCount)}
 
 
 def moveSourceLogs(query: str, moves: Mapping[str, str]) -> None:

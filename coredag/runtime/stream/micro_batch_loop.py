@@ -147,7 +147,7 @@ class MicroBatchLoop:
         outputs' directories, claimed by now (see ``StreamCheckpoint.openRun``)."""
         target = self._target
         claimed = [output.directory for output in self._outputs.values()] if keeps else None
-        start = checkpoint.openRun(target.jobName, initialSnapshot, claimed, target.engine.fileSourceUrl)
+        start = checkpoint.openRun(target.jobName, initialSnapshot, claimed)
         warnDroppedStates(target.jobName, start.states, target.dag)
         self._checkpoint, self._keeps, self._states = checkpoint, keeps, start.states
         self._lastBatch = _orDefault(start.lastCommittedBatch, -1)
@@ -233,8 +233,7 @@ class MicroBatchLoop:
             self.awaitCommitted()
             states = self._states
             snapshot = self._checkpoint.exportTo(
-                newSnapshot(name, target.jobName, states, self._lastBatch, target.dag, sourceCount), states, target.dag,
-                target.engine.fileSourceUrl,
+                newSnapshot(name, target.jobName, states, self._lastBatch, target.dag, sourceCount), states, target.dag
             )
             if cancelling:
                 target.control.cancel()

@@ -66,16 +66,11 @@ class StreamConfig(Protocol):
     def getInitialSnapshotName(self) -> str | None: ...
 
 
-def streamStart(
-    jobName: str, dag: DAG, engine: Engine, config: StreamConfig, startSession: Callable[[], object],
-) -> StreamJobStart:
-    """Check stream job ``jobName`` before it runs (refused where ``engine`` cannot run it;
-    warning, when it is exactly once, of its sinks that are not) and find what it starts from, as
+def streamStart(jobName: str, dag: DAG, config: StreamConfig, startSession: Callable[[], object]) -> StreamJobStart:
+    """Check stream job ``jobName`` before it runs (warning, when it is exactly once, of its
+    sinks that are not) and find what it starts from, as
     ``config`` says: its initial snapshot and, with a guarantee, its checkpoint (a Hadoop URL is
     reached through the session ``startSession`` starts)."""
-    refusal = engine.streamRefusal(jobName)
-    if refusal is not None:
-        raise JobError(refusal)
     processingGuarantee = config.getProcessingGuarantee()
     location = None if processingGuarantee is ProcessingGuarantee.NONE else config.checkpointLocation(jobName)
     initialSnapshotName = config.getInitialSnapshotName()
