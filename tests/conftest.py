@@ -180,13 +180,17 @@ ON_CONNECT = (
     "tests/tutorials/test_core_dag_tutorial.py",
     "tests/tutorials/test_hash_join_tutorial.py",
     "tests/tutorials/test_seeing_your_plan_tutorial.py",
+    "tests/tutorials/test_windowed_stream_tutorial.py",
+    "tests/tutorials/test_surviving_a_crash_tutorial.py",
+    "tests/streaming/test_stream_jobs.py",
+    "tests/streaming/test_windowed_streams.py",
     "tests/planner/test_progress.py::test_polling_a_running_job_shows_its_stage_and_tasks",
     "tests/planner/test_progress.py::test_join_shows_the_job_s_progress_on_a_terminal_only_and_erases_it",
 )
 """Node-id prefixes of the tests marked ``connect``: the end-to-end tests that run on a Spark
 Connect session too (``pytest --spark-master=connect -m connect``): tests.cluster.END_TO_END's
-batch jobs and tutorials 01 to 05 (stream jobs do not run on Connect yet; the worker daemon and
-the cluster tutorial are the classic engine's)."""
+batch jobs, the stream jobs' and windows' tests, tutorials 01 to 05, 07 and 08, and the progress
+line (the worker daemon and the cluster tutorial are the classic engine's)."""
 
 
 def pytest_addoption(parser):

@@ -4,7 +4,16 @@ from collections import Counter
 
 import pytest
 
-from tests.conftest import tokenize
+from tests.conftest import CONNECT, tokenize
+
+
+@pytest.fixture
+def childSessions(request, monkeypatch):
+    """The session a tutorial's child processes start with ``Jet()``: on a run with
+    ``--spark-master=connect``, one of the run's Connect server (PySpark's ``SPARK_REMOTE``);
+    else a local one, as a user's."""
+    if request.config.getoption("--spark-master") == CONNECT:
+        monkeypatch.setenv("SPARK_REMOTE", request.getfixturevalue("connectServer"))
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.spark
 LINES, STEP, WINDOW = 200, 100, 2_000
 
 
-def test_the_killed_and_restarted_job_writes_every_window_exactly_once(corpusLines, tmp_path):
+def test_the_killed_and_restarted_job_writes_every_window_exactly_once(corpusLines, tmp_path, childSessions):
     module = runpy.run_path(str(PROJECT / "tutorials" / "08_surviving_a_crash.py"))
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
