@@ -9,9 +9,12 @@ failure, the run stopping, or the client gone (its lease no longer renewed) fail
 uncommitted, to run again when the job goes on.
 
 The views of one run, in the session's global temporary database, all named after the run's
-``prefix``: ``<prefix>_rows_<batch>`` (the function's), ``<prefix>_answer_<batch>``,
-``<prefix>_lease`` and ``<prefix>_stopped`` (the client's)."""
+``prefix`` (``sparkjet_<its query checkpoint's hash>_<the run's id>``): ``<prefix>_rows_<batch>``
+(the function's), ``<prefix>_answer_<batch>``, ``<prefix>_lease`` and ``<prefix>_stopped`` (the
+client's). A run removes them as it stops; a run of the same checkpoint removes those a killed
+client left, as it starts."""
 
+import hashlib
 import threading
 import time
 import uuid
@@ -83,6 +86,11 @@ class LeaseWatch:
         if now - self._read < LEASE_RENEW_SECONDS:
             return
         self._read = now
+        if not self._spark.catalog.tableExists(self._table):
+            raise HandoffError(
+                f"micro-batch {batchId}: the job's client removed its lease ({self._table}): a new run of the "
+                "job's checkpoint started, and the micro-batch runs again there"
+            )
         count = self._spark.table(self._table).first()[0]
         if count != self._count:
             self._count, self._seen = count, now
@@ -91,6 +99,20 @@ class LeaseWatch:
                 f"micro-batch {batchId}: the job's client renewed its lease ({self._table}) no more for "
                 f"{self._seconds:.0f} s: it is gone, and the micro-batch runs again when the job goes on"
             )
+
+
+def checkpointPrefix(location: str) -> str:
+    """Return the start of the views' names of every run whose query checkpoint is at ``location``."""
+    return f"sparkjet_{hashlib.sha256(location.encode('utf-8')).hexdigest()[:16]}"
+
+
+def removeEarlierRuns(spark, location: str) -> None:
+    """Remove the views of the earlier runs of the query checkpoint at ``location``: a run holds
+    its checkpoint alone (a kept one's lock, a temporary one's own directory), so they are the
+    views of a run whose client was killed before it could remove them."""
+    database = globalViews(spark)
+    for table in spark.catalog.listTables(database, f"{checkpointPrefix(location)}_*"):
+        spark.catalog.dropGlobalTempView(table.name)
 
 
 class RelayedQuery:
@@ -116,8 +138,10 @@ class RelayedQuery:
     @classmethod
     def start(cls, rows, onMicroBatch: Callable, location: str, queryName: str, trigger: dict) -> "RelayedQuery":
         """Start the query reading ``rows``, its checkpoint at ``location``, each micro-batch run
-        by ``onMicroBatch`` in this client."""
-        relayed = cls(rows.sparkSession, f"sparkjet_{uuid.uuid4().hex}", onMicroBatch)
+        by ``onMicroBatch`` in this client; the views an earlier run of that checkpoint left
+        (its client killed) go first, so its query, if it still waits, fails at once."""
+        removeEarlierRuns(rows.sparkSession, location)
+        relayed = cls(rows.sparkSession, f"{checkpointPrefix(location)}_{uuid.uuid4().hex[:16]}", onMicroBatch)
         writer = rows.writeStream.foreachBatch(MicroBatchHandoff(relayed._prefix))
         relayed._query = (
             writer.option("checkpointLocation", location).queryName(queryName).trigger(**trigger).start()

@@ -9,7 +9,13 @@ from collections import Counter
 
 import pytest
 
-from sparkjet.coredag.runtime.connect_queries import MicroBatchHandoff, RelayedQuery, globalViews
+from sparkjet.coredag.runtime.connect_queries import (
+    MicroBatchHandoff,
+    RelayedQuery,
+    checkpointPrefix,
+    globalViews,
+    removeEarlierRuns,
+)
 from tests.conftest import eventually
 
 pytestmark = pytest.mark.spark
@@ -104,3 +110,27 @@ def test_a_micro_batch_handed_over_and_not_answered_fails_uncommitted(connect, t
             connect.catalog.dropGlobalTempView(f"{prefix}_{view}")
     assert committed(checkpoint) == []
     assert not connect.catalog.tableExists(f"{database}.{prefix}_rows_0")
+
+
+def test_a_new_run_of_a_checkpoint_removes_a_killed_runs_views_and_its_waiting_micro_batch_fails_at_once(
+    connect, tmp_path
+):
+    """A client killed with a micro-batch handed over leaves its views and its query waiting (its
+    lease would let it wait 10 minutes here); the next run of the same checkpoint removes them,
+    and the waiting micro-batch fails uncommitted without waiting for the lease."""
+    source, checkpoint = tmp_path / "in", tmp_path / "checkpoint"
+    prefix, database = f"{checkpointPrefix(str(checkpoint))}_killed", globalViews(connect)
+    connect.range(1).selectExpr("CAST(1 AS BIGINT) AS renewals").createOrReplaceGlobalTempView(f"{prefix}_lease")
+    writer = lines(connect, source).writeStream.foreachBatch(MicroBatchHandoff(prefix, leaseSeconds=600))
+    query = writer.option("checkpointLocation", str(checkpoint)).trigger(**TRIGGER).start()
+    (source / "part-0.txt").write_text("one\n")
+    try:
+        eventually(lambda: connect.catalog.tableExists(f"{database}.{prefix}_rows_0"), progress=lambda: written(checkpoint))
+        removeEarlierRuns(connect, str(checkpoint))
+        eventually(lambda: not query.isActive, progress=lambda: written(checkpoint))
+        with pytest.raises(Exception, match="removed its lease"):
+            query.awaitTermination(1)
+    finally:
+        query.stop()
+    assert committed(checkpoint) == []
+    assert connect.catalog.listTables(database, f"{checkpointPrefix(str(checkpoint))}_*") == []
