@@ -84,31 +84,45 @@ def test_a_micro_batch_failed_in_the_client_fails_the_query_uncommitted(connect,
     assert committed(checkpoint) == []
 
 
-@pytest.mark.parametrize("ending", ["stopped", "lease"])
-def test_a_micro_batch_handed_over_and_not_answered_fails_uncommitted(connect, tmp_path, ending):
-    """Once the run stops, or the client's lease goes unrenewed (the client gone), the function
-    gives the micro-batch up: the query ends and Spark commits nothing."""
+def unansweredQuery(connect, tmp_path, prefix: str, leaseSeconds: float):
+    """Start a query whose function hands micro-batches to a client that never answers (its
+    lease written once, never renewed: a client killed); return it and its checkpoint once
+    micro-batch 0 is handed over."""
     source, checkpoint = tmp_path / "in", tmp_path / "checkpoint"
-    prefix, database = f"sparkjet_{uuid.uuid4().hex}", globalViews(connect)
     connect.range(1).selectExpr("CAST(1 AS BIGINT) AS renewals").createOrReplaceGlobalTempView(f"{prefix}_lease")
-    writer = lines(connect, source).writeStream.foreachBatch(MicroBatchHandoff(prefix, leaseSeconds=2))
+    writer = lines(connect, source).writeStream.foreachBatch(MicroBatchHandoff(prefix, leaseSeconds))
     query = writer.option("checkpointLocation", str(checkpoint)).trigger(**TRIGGER).start()
     (source / "part-0.txt").write_text("one\n")
+    rowsView = f"{globalViews(connect)}.{prefix}_rows_0"
+    eventually(lambda: connect.catalog.tableExists(rowsView), progress=lambda: written(checkpoint))
+    return query, checkpoint
+
+
+def awaitFailure(query, checkpoint: pathlib.Path, expected: str) -> None:
+    """Wait until ``query`` ended; check it failed with ``expected`` and committed nothing."""
     try:
-        eventually(
-            lambda: connect.catalog.tableExists(f"{database}.{prefix}_rows_0"), progress=lambda: written(checkpoint)
-        )
-        if ending == "stopped":
-            connect.range(1).selectExpr("true AS stopped").createOrReplaceGlobalTempView(f"{prefix}_stopped")
-        expected = "the run stopped before it ran" if ending == "stopped" else "renewed its lease .* no more"
         eventually(lambda: not query.isActive, progress=lambda: written(checkpoint))
         with pytest.raises(Exception, match=expected):
             query.awaitTermination(1)
     finally:
         query.stop()
+    assert committed(checkpoint) == []
+
+
+@pytest.mark.parametrize("ending", ["stopped", "lease"])
+def test_a_micro_batch_handed_over_and_not_answered_fails_uncommitted(connect, tmp_path, ending):
+    """Once the run stops, or the client's lease goes unrenewed (the client gone), the function
+    gives the micro-batch up: the query ends and Spark commits nothing."""
+    prefix, database = f"sparkjet_{uuid.uuid4().hex}", globalViews(connect)
+    query, checkpoint = unansweredQuery(connect, tmp_path, prefix, leaseSeconds=2)
+    try:
+        if ending == "stopped":
+            connect.range(1).selectExpr("true AS stopped").createOrReplaceGlobalTempView(f"{prefix}_stopped")
+        said = "the run stopped before it ran" if ending == "stopped" else "renewed its lease .* no more"
+        awaitFailure(query, checkpoint, said)
+    finally:
         for view in ("lease", "stopped"):
             connect.catalog.dropGlobalTempView(f"{prefix}_{view}")
-    assert committed(checkpoint) == []
     assert not connect.catalog.tableExists(f"{database}.{prefix}_rows_0")
 
 
@@ -118,19 +132,8 @@ def test_a_new_run_of_a_checkpoint_removes_a_killed_runs_views_and_its_waiting_m
     """A client killed with a micro-batch handed over leaves its views and its query waiting (its
     lease would let it wait 10 minutes here); the next run of the same checkpoint removes them,
     and the waiting micro-batch fails uncommitted without waiting for the lease."""
-    source, checkpoint = tmp_path / "in", tmp_path / "checkpoint"
-    prefix, database = f"{checkpointPrefix(str(checkpoint))}_killed", globalViews(connect)
-    connect.range(1).selectExpr("CAST(1 AS BIGINT) AS renewals").createOrReplaceGlobalTempView(f"{prefix}_lease")
-    writer = lines(connect, source).writeStream.foreachBatch(MicroBatchHandoff(prefix, leaseSeconds=600))
-    query = writer.option("checkpointLocation", str(checkpoint)).trigger(**TRIGGER).start()
-    (source / "part-0.txt").write_text("one\n")
-    try:
-        eventually(lambda: connect.catalog.tableExists(f"{database}.{prefix}_rows_0"), progress=lambda: written(checkpoint))
-        removeEarlierRuns(connect, str(checkpoint))
-        eventually(lambda: not query.isActive, progress=lambda: written(checkpoint))
-        with pytest.raises(Exception, match="removed its lease"):
-            query.awaitTermination(1)
-    finally:
-        query.stop()
-    assert committed(checkpoint) == []
-    assert connect.catalog.listTables(database, f"{checkpointPrefix(str(checkpoint))}_*") == []
+    runs = checkpointPrefix(str(tmp_path / "checkpoint"))
+    query, checkpoint = unansweredQuery(connect, tmp_path, f"{runs}_killed", leaseSeconds=600)
+    removeEarlierRuns(connect, str(checkpoint))
+    awaitFailure(query, checkpoint, "removed its lease")
+    assert connect.catalog.listTables(globalViews(connect), f"{runs}_*") == []
