@@ -180,6 +180,7 @@ ON_CONNECT = (
     "tests/tutorials/test_core_dag_tutorial.py",
     "tests/tutorials/test_hash_join_tutorial.py",
     "tests/tutorials/test_seeing_your_plan_tutorial.py",
+    "tests/tutorials/test_cluster_tutorial.py::test_cluster_tutorial_counts_the_words_through_a_connect_server",
     "tests/tutorials/test_windowed_stream_tutorial.py",
     "tests/tutorials/test_surviving_a_crash_tutorial.py",
     "tests/streaming/test_stream_jobs.py",
@@ -189,8 +190,9 @@ ON_CONNECT = (
 )
 """Node-id prefixes of the tests marked ``connect``: the end-to-end tests that run on a Spark
 Connect session too (``pytest --spark-master=connect -m connect``): tests.cluster.END_TO_END's
-batch jobs, the stream jobs' and windows' tests, tutorials 01 to 05, 07 and 08, and the progress
-line (the worker daemon and the cluster tutorial are the classic engine's)."""
+batch jobs, the stream jobs' and windows' tests, tutorials 01 to 08 (06's Connect way starts a
+cluster and a server of its own, and runs in this set alone), and the progress line (the worker
+daemon is the classic engine's)."""
 
 
 def pytest_addoption(parser):

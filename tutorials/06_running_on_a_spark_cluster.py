@@ -1,4 +1,5 @@
-"""Tutorial 06: start a standalone Spark cluster from the pyspark package and run tutorial 01 on it."""
+"""Tutorial 06: start a standalone Spark cluster from the pyspark package and run tutorial 01 on it,
+directly or through a Spark Connect server on the cluster."""
 
 import argparse
 import contextlib
@@ -6,6 +7,7 @@ import json
 import os
 import pathlib
 import re
+import secrets
 import shlex
 import signal
 import socket
@@ -30,6 +32,15 @@ WORKER_MEMORY = "1g"
 DAEMON_MEMORY = "256m"
 """The heap of the master's and each worker's own JVM: they only keep the books."""
 
+CONNECT_SERVER = SPARK_HOME / "sbin" / "start-connect-server.sh"
+TOKEN_VARIABLE = "SPARK_CONNECT_AUTHENTICATE_TOKEN"
+"""Where a Spark Connect server reads the token it asks for, and PySpark's client the token of a
+URL that names none: so the token is in no command line."""
+
+CLIENT_VARIABLES = ("SPARK_REMOTE", "SPARK_LOCAL_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_API_MODE")
+"""What makes PySpark a Spark Connect client: the daemons, the server and the word count's
+process get none of them from this process, only what the script gives them."""
+
 STARTUP_SECONDS = 90
 WORD_COUNT = pathlib.Path(__file__).resolve().parent / "01_word_count.py"
 BUNDLED_CORPUS = WORD_COUNT.parent / "data"
@@ -44,6 +55,14 @@ class StandaloneCluster:
     masterUrl: str
     webUi: str
     workDirectories: tuple[pathlib.Path, ...]
+
+
+@attrs.frozen
+class ConnectServer:
+    """A running Spark Connect server: the URL its clients reach it at and the token it asks for."""
+
+    url: str
+    token: str = attrs.field(repr=False)
 
 
 @contextlib.contextmanager
@@ -71,6 +90,29 @@ def standaloneCluster(
         stopDaemons(daemons)
 
 
+@contextlib.contextmanager
+def connectServer(directory: pathlib.Path, masterUrl: str) -> Iterator[ConnectServer]:
+    """Start a Spark Connect server whose master is ``masterUrl``, listening on 127.0.0.1 alone
+    for a token of its own, its Python workers running this Python, logging into
+    ``directory``/connect-server.log; stop it when the block ends."""
+    port, token = freePort(), secrets.token_hex(16)
+    command = [str(CONNECT_SERVER), "--wait", "--master", masterUrl]
+    command += ["--conf", f"spark.connect.grpc.binding.address={HOST}"]
+    command += ["--conf", f"spark.connect.grpc.binding.port={port}"]
+    variables = {
+        "PYSPARK_PYTHON": sys.executable,
+        TOKEN_VARIABLE: token,
+        "SPARK_LOG_DIR": str(directory),
+        "SPARK_PID_DIR": str(directory),
+    }
+    server = startProcess(command, directory / "connect-server.log", variables)
+    try:
+        awaitListening(port, server, directory)
+        yield ConnectServer(f"sc://localhost:{port}/", token)
+    finally:
+        stopDaemons([server])
+
+
 def freePort() -> int:
     """Return a TCP port of 127.0.0.1 that nothing listens on now."""
     with socket.socket() as probe:
@@ -82,17 +124,18 @@ def startDaemon(
     className: str, args: list[str], log: pathlib.Path, environment: dict[str, str] | None
 ) -> subprocess.Popen:
     """Start ``spark-class className args`` in a process group of its own, logging into ``log``."""
+    daemonMemory = {"SPARK_DAEMON_MEMORY": DAEMON_MEMORY, **(environment or {})}
+    return startProcess([str(SPARK_CLASS), className, *args], log, daemonMemory)
+
+
+def startProcess(command: list[str], log: pathlib.Path, environment: dict[str, str]) -> subprocess.Popen:
+    """Start a program of the pyspark package in a process group of its own, logging into
+    ``log``, with ``SPARK_HOME`` set to the package and 127.0.0.1 as its address."""
     log.parent.mkdir(parents=True, exist_ok=True)
-    env = {
-        **os.environ,
-        "SPARK_HOME": str(SPARK_HOME),
-        "SPARK_LOCAL_IP": HOST,
-        "SPARK_DAEMON_MEMORY": DAEMON_MEMORY,
-        **(environment or {}),
-    }
+    env = withoutClient({"SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": HOST, **environment})
     with log.open("wb") as output:
         return subprocess.Popen(
-            [str(SPARK_CLASS), className, *args],
+            command,
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=output,
@@ -127,6 +170,21 @@ def awaitMaster(
     )
 
 
+def awaitListening(port: int, server: subprocess.Popen, directory: pathlib.Path) -> None:
+    """Wait until something listens on ``port``; fail if the server exits or time is up."""
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex((HOST, port)) == 0:
+                return
+        if server.poll() is not None:
+            raise RuntimeError(f"The Spark Connect server exited as it started{logTails(directory)}")
+        time.sleep(0.5)
+    raise RuntimeError(
+        f"The Spark Connect server did not listen within {STARTUP_SECONDS} s{logTails(directory)}"
+    )
+
+
 def logTails(directory: pathlib.Path, lines: int = 10) -> str:
     """The last ``lines`` lines of every daemon log in ``directory``, for an error message."""
     tails = [
@@ -155,11 +213,51 @@ def signalGroup(daemon: subprocess.Popen, signalNumber: int) -> None:
         os.killpg(daemon.pid, signalNumber)
 
 
-def wordCountCommand(masterUrl: str, inputDirectory: str, top: int, svg: str) -> list[str]:
-    """The ``sparkjet run --master`` command running tutorial 01 on the cluster."""
+def wordCountCommand(target: list[str], inputDirectory: str, top: int, svg: str) -> list[str]:
+    """The ``sparkjet run`` command running tutorial 01 where ``target`` says: ``--master URL``
+    (on the cluster) or ``--remote URL`` (through a Spark Connect server)."""
     sparkjet = pathlib.Path(sys.executable).parent / "sparkjet"
     scriptArgs = ["--input", inputDirectory, "--top", str(top), "--svg", svg]
-    return [str(sparkjet), "run", "--master", masterUrl, str(WORD_COUNT), *scriptArgs]
+    return [str(sparkjet), "run", *target, str(WORD_COUNT), *scriptArgs]
+
+
+def runShown(command: list[str], environment: dict[str, str], shown: str = "") -> str:
+    """Print ``command`` (after ``shown``, what it gets in its environment), run it with this
+    process's environment, as no Spark Connect client, and ``environment`` over it; print and
+    return what it printed."""
+    print(f"$ {shown}{shlex.join(command)}", flush=True)
+    printed = subprocess.run(
+        command, env=withoutClient(environment), check=True, stdout=subprocess.PIPE, text=True
+    ).stdout
+    print(printed, end="")
+    return printed
+
+
+def withoutClient(environment: dict[str, str]) -> dict[str, str]:
+    """This process's environment but ``CLIENT_VARIABLES``, with ``environment`` over it."""
+    inherited = {name: value for name, value in os.environ.items() if name not in CLIENT_VARIABLES}
+    return {**inherited, **environment}
+
+
+def connectReason(asked: bool) -> str | None:
+    """Why the word count goes through Spark Connect: ``--connect``, or PySpark's own settings
+    of a Connect client (``SPARK_REMOTE``, ``spark.api.mode``); None: it runs on the cluster."""
+    if asked:
+        return "--connect"
+    if os.environ.get("SPARK_REMOTE"):
+        return "SPARK_REMOTE is set"
+    if os.environ.get("SPARK_API_MODE", "").strip().lower() == "connect":
+        return "SPARK_API_MODE is connect"
+    return None
+
+
+def wordCountThroughConnect(directory: pathlib.Path, masterUrl: str, scriptArgs: tuple) -> str:
+    """Start a Spark Connect server on the cluster, run the word count through it with
+    ``sparkjet run --remote``, stop the server; return what the word count printed."""
+    with connectServer(directory, masterUrl) as server:
+        print(f"A Spark Connect server at {server.url} on that master, asking for a token of its own")
+        command = wordCountCommand(["--remote", server.url], *scriptArgs)
+        return runShown(command, {TOKEN_VARIABLE: server.token}, shown=f"{TOKEN_VARIABLE}=<token> ")
 
 
 def topWords(printed: str) -> list[tuple[str, int]]:
@@ -176,24 +274,35 @@ def clusterDirectory(path: str | None) -> contextlib.AbstractContextManager:
 
 
 def main(argv: list[str] | None = None) -> list[tuple[str, int]]:
-    """Start a cluster, run the word count on it with ``sparkjet run --master``, stop the
-    cluster; return the top words."""
+    """Start a cluster, run the word count on it with ``sparkjet run --master``, or through a
+    Spark Connect server on it with ``sparkjet run --remote``, stop everything; return the top
+    words."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--input", default=str(BUNDLED_CORPUS), help="directory of text files")
     parser.add_argument("--top", type=int, default=10, help="how many words to print")
     parser.add_argument("--svg", default="word-count-plan.svg", help="where to draw the plan")
     parser.add_argument("--workers", type=int, default=2, help="how many one-core workers to start")
     parser.add_argument("--directory", help="where the cluster logs (default: a temporary directory)")
+    parser.add_argument(
+        "--connect",
+        action="store_true",
+        help="run the word count through a Spark Connect server on the cluster (the default where "
+        "SPARK_REMOTE is set or SPARK_API_MODE is connect)",
+    )
     args = parser.parse_args(argv)
+    reason = connectReason(args.connect)
+    if reason is not None and reason != "--connect":
+        print(f"{reason}, so the word count goes through Spark Connect: a server this script starts on its cluster")
+    scriptArgs = (args.input, args.top, args.svg)
 
     with clusterDirectory(args.directory) as directory:
         with standaloneCluster(pathlib.Path(directory), args.workers) as cluster:
             print(f"A master at {cluster.masterUrl} with {args.workers} workers; web UI {cluster.webUi}")
-            command = wordCountCommand(cluster.masterUrl, args.input, args.top, args.svg)
-            print(f"$ {shlex.join(command)}", flush=True)
-            printed = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True).stdout
-            print(printed, end="")
-        print("The cluster is stopped")
+            if reason is None:
+                printed = runShown(wordCountCommand(["--master", cluster.masterUrl], *scriptArgs), {})
+            else:
+                printed = wordCountThroughConnect(pathlib.Path(directory), cluster.masterUrl, scriptArgs)
+        print("The cluster is stopped" if reason is None else "The server and the cluster are stopped")
     return topWords(printed)
 
 
