@@ -7,6 +7,7 @@ import contextlib
 import os
 import re
 import signal
+import socket
 import sys
 import threading
 import warnings
@@ -142,6 +143,7 @@ def embeddedSession(
         _checkMaster(master, submitted, "spark-submit set --master")
     url = remoteWanted(remote, submitted or master)
     if url is not None and not _LOCAL_MASTER.fullmatch(url.strip()):
+        checkServerListens(url)
         return readyForSparkjet(SparkSession.builder.remote(url).getOrCreate())
     conf.set("spark.master", retryingMaster(url or submitted or master or DEFAULT_MASTER))
     conf.setIfMissing("spark.app.name", appName)
@@ -162,6 +164,31 @@ def embeddedSession(
     if not isConnect(session):
         announceUi(session.sparkContext)
     return readyForSparkjet(session)
+
+
+CONNECT_PORT = 15002
+"""The port of a Spark Connect URL that names none (PySpark's default)."""
+
+PROBE_SECONDS = 10.0
+"""How long a Spark Connect server's port may take to accept a connection before sparkjet says it is not there."""
+
+
+def checkServerListens(url: str) -> None:
+    """Refuse a Spark Connect URL whose host and port accept no connection, at once: PySpark's
+    client would retry it for minutes, saying nothing."""
+    address = re.match(r"sc://([^/:;]+)(?::([0-9]+))?", url.strip())
+    if address is None:
+        return  # PySpark's builder names what is wrong with it
+    host, port = address.group(1), int(address.group(2) or CONNECT_PORT)
+    try:
+        socket.create_connection((host, port), timeout=PROBE_SECONDS).close()
+    except OSError as error:
+        shown = url.split(";", 1)[0]  # without a token
+        raise SessionError(
+            f"No Spark Connect server answers at '{shown}' ({error.strerror or error}): start one there "
+            "(PySpark's sbin/start-connect-server.sh), or correct the URL (Jet(remote=...), sparkjet run "
+            f"--remote, or {REMOTE_VARIABLE})"
+        ) from None
 
 
 @contextlib.contextmanager

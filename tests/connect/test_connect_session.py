@@ -66,6 +66,14 @@ def test_remote_is_given_alone():
         assert str(raised.value).startswith("Jet: pass remote (a Spark Connect URL) alone")
 
 
+def test_a_connect_url_no_server_answers_at_is_refused_at_once_without_its_token():
+    """PySpark's client would retry such a URL for minutes without a word (tutorial 06 waited 600 s)."""
+    with pytest.raises(SessionError) as raised:
+        session.checkServerListens("sc://localhost:1/;token=secret")
+    assert str(raised.value).startswith("No Spark Connect server answers at 'sc://localhost:1/' (Connection refused)")
+    assert "secret" not in str(raised.value)
+
+
 def test_sparkjet_run_takes_either_master_or_remote(tmp_path, capsys):
     script = tmp_path / "job.py"
     script.write_text("print('ran')\n")
