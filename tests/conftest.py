@@ -185,6 +185,7 @@ ON_CONNECT = (
     "tests/tutorials/test_surviving_a_crash_tutorial.py",
     "tests/streaming/test_stream_jobs.py",
     "tests/streaming/test_windowed_streams.py",
+    "tests/streaming/test_two_phase_commit.py",
     "tests/planner/test_progress.py::test_polling_a_running_job_shows_its_stage_and_tasks",
     "tests/planner/test_progress.py::test_join_shows_the_job_s_progress_on_a_terminal_only_and_erases_it",
 )

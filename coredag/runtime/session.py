@@ -54,6 +54,10 @@ REMOTE_VARIABLE = "SPARK_REMOTE"
 """PySpark's environment variable naming the Spark Connect server a session reaches
 (``sc://host:15002``, or ``local[2]`` for one started in this process)."""
 
+CONNECT_MODE_VARIABLE = "SPARK_CONNECT_MODE_ENABLED"
+"""What PySpark sets in a Connect client's environment: a child process inherits it, and its
+classic session would then fail with PySpark's CONNECT_URL_NOT_SET."""
+
 API_MODE_VARIABLE = "SPARK_API_MODE"
 """PySpark's environment variable for ``spark.api.mode`` (spark-submit sets it from
 ``--conf spark.api.mode=connect``): ``connect`` makes a session started on a master a Spark
@@ -154,6 +158,7 @@ def embeddedSession(
         conf.setIfMissing(key, value)
     with loopbackOnly(conf, started=submitted is None):
         if url is None:
+            os.environ.pop(CONNECT_MODE_VARIABLE, None)  # inherited from a parent that was a Connect client
             session = SparkSession.builder.config(conf=conf).getOrCreate()
         else:  # PySpark's local Connect server, started here on the master (its URL) with these settings
             conf.setIfMissing(CONNECT_ADDRESS, LOOPBACK)
