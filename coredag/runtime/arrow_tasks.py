@@ -5,7 +5,6 @@ processors saved (see ``arrow_batches``).
 Each processor runs as in the classic engine (``vertex_tasks.runVertex``: init with its
 index, the tasklet, complete, close), its index the partition's. No pyspark at import."""
 
-import os
 import pickle
 from collections.abc import Iterable, Iterator
 
@@ -14,6 +13,7 @@ import attrs
 from sparkjet.coredag.model.routing import Route
 from sparkjet.coredag.runtime.arrow_batches import Encoder, Figures, decodedBatches, figuresBatch, sparkRowBatches
 from sparkjet.coredag.runtime.crossing import Crossing, pickledPacket
+from sparkjet.coredag.runtime.files import LocalFiles, UrlFiles
 from sparkjet.coredag.runtime.partition_keys import partitionKeys
 from sparkjet.coredag.runtime.shuffling import routeItems
 from sparkjet.coredag.runtime.tasklet import TaskletSpec
@@ -137,14 +137,16 @@ def sparkRowsPackets(recordBatches: Iterable) -> Iterator:
 @attrs.frozen
 class FilesOut:
     """Ends a task of a files sink: its lines written as part file ``index`` into the staging
-    directory of the job's claimed output directory, which exists (a task never creates it,
-    so one still running after the job aborted writes nothing)."""
+    directory of the job's claimed output directory, ``staging`` in ``files`` (a local
+    directory, or a URL's through fsspec), which exists (a task never creates it, so one
+    still running after the job aborted writes nothing)."""
 
+    files: LocalFiles | UrlFiles
     staging: str
 
     def rows(self, figures: Figures, index: int, batches: Iterator[list]) -> Iterator[tuple[int, int, bytes]]:
         """Write the lines; yield no row."""
-        with open(os.path.join(self.staging, f"part-{index:05d}"), "wb") as part:
+        with self.files.writer(f"{self.staging}/part-{index:05d}") as part:
             for batch in batches:
                 part.write(b"".join(_line(item) for item in batch))
         return iter(())

@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterator, Mapping
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sparkjet.coredag.errors import OutputError
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics
 from sparkjet.coredag.processors.output_paths import localPathOf
@@ -27,7 +26,7 @@ from sparkjet.coredag.runtime.dataframe_outputs import runTerminalFlows
 from sparkjet.coredag.runtime.execution import JobOutcome
 from sparkjet.coredag.runtime.job_control import JobControl, StageInfo
 from sparkjet.coredag.runtime.micro_batch import MicroBatch
-from sparkjet.coredag.runtime.output_directory import LocalOutputDirectory
+from sparkjet.coredag.runtime.output_directory import LocalOutputDirectory, UrlOutputDirectory
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan, measureInputBytes, physicalPlan, terminalOutputOf
 from sparkjet.coredag.runtime.processor_state import statesByVertex
 from sparkjet.coredag.runtime.server_directories import ServerOutputDirectory
@@ -141,19 +140,18 @@ class ConnectEngine:
         return RelayedQuery.start(rows, onMicroBatch, location, queryName, trigger)
 
     def outputDirectories(self, dag: DAG) -> dict[str, ServerOutputDirectory]:
-        """Return, per files sink, its directory on the server's file system; a Hadoop URL is
-        refused (its files are reached through the JVM, which a Connect client has not)."""
+        """Return, per files sink, its directory on the server's file system, or at a URL of
+        another file system, which the server and its tasks reach through fsspec (the classic
+        engine reaches it through the JVM's Hadoop, which a Connect client has not)."""
         outputs = {}
         for vertex in dag:
             output = terminalOutputOf(vertex.processorSupplier)
             if isinstance(output, SaveAsTextFiles):
-                if localPathOf(output.directory) is None:
-                    raise OutputError(
-                        f"{output.origin}: '{output.directory}' is a Hadoop URL, which a job on Spark Connect "
-                        "cannot write yet: give a directory of the Connect server's file system, or run the job "
-                        "on a classic session"
-                    )
-                directory = LocalOutputDirectory(output.directory, output.origin, output.resumes)
+                directory = (
+                    LocalOutputDirectory(output.directory, output.origin, output.resumes)
+                    if localPathOf(output.directory) is not None
+                    else UrlOutputDirectory(output.directory, output.origin, output.resumes)
+                )
                 outputs[vertex.name] = ServerOutputDirectory(self.spark, directory)
         return outputs
 

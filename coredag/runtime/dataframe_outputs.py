@@ -34,7 +34,7 @@ def runTerminalFlows(
         output = terminalOutputOf(vertex.processorSupplier)
         if isinstance(output, SaveAsTextFiles):
             outputs[vertex.name].beginWrite()
-            rows = flow.dataFrame(FilesOut(outputs[vertex.name].staging))
+            rows = flow.dataFrame(FilesOut(outputs[vertex.name].files, outputs[vertex.name].staging))
         else:
             rows = flow.dataFrame(PacketsOut(builder.crossingOf(vertex.name)))
         batches = collectedBatches(rows.toArrow(), figures)

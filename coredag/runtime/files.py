@@ -102,6 +102,21 @@ class Files(Protocol):
     def remove(self, name: str) -> None:
         """Remove file ``name``."""
 
+    def writer(self, name: str):
+        """Return file ``name`` opened to be written as it goes, in binary (its directory exists)."""
+
+    def makeDirectory(self, name: str) -> None:
+        """Make directory ``name``, whose parent exists; FileExistsError if ``name`` exists."""
+
+    def move(self, name: str, to: str) -> None:
+        """Rename file ``name`` to ``to``, replacing a file there."""
+
+    def removeTree(self, name: str) -> None:
+        """Remove file or directory ``name`` with all it holds (nothing if it is not there)."""
+
+    def removeIfEmpty(self, name: str) -> None:
+        """Remove directory ``name`` if it is empty; leave it otherwise (or if it is not there)."""
+
 
 class LocalFiles:
     """Files in a local directory (a file system every machine mounts, on a cluster), readable
@@ -155,6 +170,18 @@ class LocalFiles:
         """Remove file ``name``."""
         os.remove(self.path(name))
 
+    def writer(self, name: str):
+        """Return file ``name`` opened to be written as it goes, in binary."""
+        return open(self.path(name), "wb")
+
+    def makeDirectory(self, name: str, mode: int = 0o777) -> None:
+        """Make directory ``name`` with ``mode``; FileExistsError if ``name`` exists."""
+        os.mkdir(self.path(name), mode)
+
+    def move(self, name: str, to: str) -> None:
+        """Rename file ``name`` to ``to``, replacing a file there."""
+        os.rename(self.path(name), self.path(to))
+
     def removeTree(self, name: str) -> None:
         """Remove file or directory ``name`` with all it holds (nothing if it is not there)."""
         path = self.path(name)
@@ -162,6 +189,11 @@ class LocalFiles:
             shutil.rmtree(path, ignore_errors=True)
         elif os.path.lexists(path):
             os.remove(path)
+
+    def removeIfEmpty(self, name: str) -> None:
+        """Remove directory ``name`` if it is empty; leave it otherwise (or if it is not there)."""
+        with contextlib.suppress(OSError):
+            os.rmdir(self.path(name))
 
 
 class UrlFiles:
@@ -176,7 +208,7 @@ class UrlFiles:
 
     def where(self, name: str) -> str:
         """Return where file ``name`` is, for a message: its URL without a password."""
-        return f"{withoutPassword(self.root)}/{name}" if name else withoutPassword(self.root)
+        return f"{withoutPassword(self.root).removesuffix('/')}/{name}" if name else withoutPassword(self.root)
 
     def exists(self, name: str = "") -> bool:
         """Return whether ``name`` (the root itself by default) exists."""
@@ -216,6 +248,42 @@ class UrlFiles:
         """Remove file ``name``."""
         fileSystem, path = self._reach(name)
         fileSystem.rm_file(path)
+
+    def writer(self, name: str):
+        """Return file ``name`` opened to be written as it goes, in binary (its directory exists)."""
+        fileSystem, path = self._reach(name)
+        return fileSystem.open(path, "wb")
+
+    def makeDirectory(self, name: str) -> None:
+        """Make directory ``name``, whose parent exists; FileExistsError if ``name`` exists
+        (exclusive where the file system's own call is, as FTP's and HDFS's are)."""
+        fileSystem, path = self._reach(name)
+        try:
+            fileSystem.mkdir(path, create_parents=False)
+        except Exception:
+            if fileSystem.exists(path):
+                raise FileExistsError(self.where(name)) from None
+            raise
+
+    def move(self, name: str, to: str) -> None:
+        """Rename file ``name`` to ``to``, replacing a file there."""
+        fileSystem, path = self._reach(name)
+        destination = self._reach(to)[1]
+        if fileSystem.exists(destination):
+            fileSystem.rm_file(destination)
+        fileSystem.mv(path, destination)
+
+    def removeTree(self, name: str) -> None:
+        """Remove file or directory ``name`` with all it holds (nothing if it is not there)."""
+        fileSystem, path = self._reach(name)
+        if fileSystem.exists(path):
+            fileSystem.rm(path, recursive=True)
+
+    def removeIfEmpty(self, name: str) -> None:
+        """Remove directory ``name`` if it is empty; leave it otherwise (or if it is not there)."""
+        fileSystem, path = self._reach(name)
+        if fileSystem.isdir(path) and not fileSystem.ls(path, detail=False):
+            fileSystem.rmdir(path)
 
     def _reach(self, name: str):
         """Return the file system and ``name``'s path in it."""

@@ -1,17 +1,17 @@
 """A job's output directory: refused when unsafe or taken, claimed when the write begins,
 committed whole, and on failure only what the job itself wrote is removed. A stream job claims
 the directory once and commits each micro-batch's part files into it under names of their own.
-The protocol, the same for a local path and a Hadoop URL: docs/internals/core-dag-on-spark.md."""
+The protocol, the same for a local path, a Hadoop URL and a URL reached through fsspec:
+docs/internals/core-dag-on-spark.md."""
 
 import os
-import shutil
 import urllib.parse
 import uuid
 
 from sparkjet.coredag.errors import OutputError
 from sparkjet.coredag.processors.full_disk import freeBytes
 from sparkjet.coredag.processors.output_paths import alreadyExists, localPathOf
-from sparkjet.coredag.runtime.files import makeDirectories
+from sparkjet.coredag.runtime.files import LocalFiles, UrlFiles, makeDirectories, unreachableScheme, withoutPassword
 
 STAGING_PREFIX = ".sparkjet-staging-"
 """The name of the hidden directory Spark writes into, inside the claimed output directory."""
@@ -26,7 +26,7 @@ def microBatchName(name: str, batch: int) -> str:
 
 
 class OutputDirectoryClaim:
-    """What a local and a Hadoop output directory share: a claim made once, a staging directory
+    """What every output directory shares: a claim made once, a staging directory
     per write, and the micro-batch whose part files a stream's commit names."""
 
     def __init__(self, directory: str, origin: str, resumes: bool = False) -> None:
@@ -60,6 +60,13 @@ class OutputDirectoryClaim:
         else:
             self.claim()
 
+    def _claimedByAnother(self, marker: str) -> OutputError:
+        """Return the error of a claim whose claim file ``marker`` (beside the directory) exists."""
+        return OutputError(
+            f"{alreadyExists(self.directory, self.origin)}; another sparkjet job is creating it (if none is, "
+            f"remove the leftover '{marker}')"
+        )
+
     def _staleOfBatch(self, names, committed: set[str]) -> list[str]:
         """Return the files among ``names`` an earlier run of this micro-batch committed and this
         one does not write (it ran on more processors, or found a partition empty that was not):
@@ -79,26 +86,80 @@ class OutputDirectoryClaim:
         return microBatchName(name, self._batch)
 
 
-class LocalOutputDirectory(OutputDirectoryClaim):
-    """A job's claim on a new local directory: what it created, so an abort removes just that."""
+class FilesOutputDirectory(OutputDirectoryClaim):
+    """What a local directory and one at a URL reached through fsspec share: the steps of the
+    protocol through a ``Files`` (``files``), the directory and its staging directory named in it."""
 
-    def __init__(self, directory: str, origin: str, resumes: bool = False) -> None:
+    def __init__(self, directory: str, origin: str, resumes: bool, files: LocalFiles | UrlFiles, target: str) -> None:
         super().__init__(directory, origin, resumes)
-        self.target = localPathOf(directory)
+        self.files, self.target = files, target
         self.staging = self._stagingPath()
         self._createdParents: list[str] = []
 
     def _stagingPath(self) -> str:
-        return os.path.join(self.target, STAGING_PREFIX + uuid.uuid4().hex)
+        return _inside(self.target, STAGING_PREFIX + uuid.uuid4().hex)
 
     def _exists(self) -> bool:
-        return os.path.isdir(self.target)
+        return self.files.exists(self.target)
 
     def _removeLeftStaging(self) -> None:
         """Remove the staging directories a killed earlier run left (hidden, never read)."""
-        for name in os.listdir(self.target):
+        for name in self.files.names(self.target):
             if name.startswith(STAGING_PREFIX):
-                shutil.rmtree(os.path.join(self.target, name), ignore_errors=True)
+                self.files.removeTree(_inside(self.target, name))
+
+    def createStaging(self) -> None:
+        """Create this write's staging directory in the claimed directory."""
+        self.files.makeDirectory(self.staging)
+
+    def commit(self) -> None:
+        """Move the part files written into the staging directory up into the directory, ``_SUCCESS`` last."""
+        names = sorted(self.files.names(self.staging), key=lambda name: name in _LAST)
+        empty = {name for name in names if self.files.size(_inside(self.staging, name)) == 0}
+        moves = {
+            name: committed for name in names
+            if not name.startswith("_temporary") and (committed := self._committedName(name, empty)) is not None
+        }
+        for stale in self._staleOfBatch(self.files.names(self.target), set(moves.values())):
+            self.files.remove(_inside(self.target, stale))
+        for name, committed in moves.items():
+            self.files.move(_inside(self.staging, name), _inside(self.target, committed))
+            self._moved.append(committed)
+        self.files.removeTree(self.staging)
+
+    def abort(self) -> None:
+        """Remove what this job created, and nothing else."""
+        if self._claimed:
+            _quietly(self.files.removeTree, self.staging)
+            for name in self._moved:
+                _quietly(self.files.remove, _inside(self.target, name))
+            if not self._kept:
+                _quietly(self.files.removeIfEmpty, self.target)
+        for parent in reversed(self._createdParents):
+            _quietly(self.files.removeIfEmpty, parent)
+
+
+def _inside(directory: str, name: str) -> str:
+    return f"{directory}/{name}" if directory else name
+
+
+def _parentOf(name: str) -> str:
+    return name.rsplit("/", 1)[0] if "/" in name.strip("/") else ""
+
+
+def _quietly(remove, name: str) -> None:
+    """Remove ``name``; leave it if that fails (it went, or what is in it is not the job's)."""
+    try:
+        remove(name)
+    except Exception:
+        pass
+
+
+class LocalOutputDirectory(FilesOutputDirectory):
+    """A job's claim on a new local directory: what it created, so an abort removes just that."""
+
+    def __init__(self, directory: str, origin: str, resumes: bool = False) -> None:
+        super().__init__(directory, origin, resumes, LocalFiles("/"), localPathOf(directory))
 
     @property
     def sparkPath(self) -> str:
@@ -123,43 +184,76 @@ class LocalOutputDirectory(OutputDirectoryClaim):
             f"{cause.strerror or cause}{where}"
         )
 
-    def commit(self) -> None:
-        """Move the part files Spark wrote up into the directory, ``_SUCCESS`` last."""
-        names = sorted(os.listdir(self.staging), key=lambda name: name in _LAST)
-        empty = {name for name in names if os.path.getsize(os.path.join(self.staging, name)) == 0}
-        moves = {
-            name: committed for name in names
-            if not name.startswith("_temporary") and (committed := self._committedName(name, empty)) is not None
-        }
-        for stale in self._staleOfBatch(os.listdir(self.target), set(moves.values())):
-            os.remove(os.path.join(self.target, stale))
-        for name, committed in moves.items():
-            os.rename(os.path.join(self.staging, name), os.path.join(self.target, committed))
-            self._moved.append(committed)
-        shutil.rmtree(self.staging)
-
     def freeSpace(self) -> int | None:
         """Return the bytes free on the directory's file system."""
         return freeBytes(self.target)
 
-    def abort(self) -> None:
-        """Remove what this job created, and nothing else."""
-        if self._claimed:
-            shutil.rmtree(self.staging, ignore_errors=True)
-            for name in self._moved:
-                _removeQuietly(os.remove, os.path.join(self.target, name))
-            if not self._kept:
-                _removeQuietly(os.rmdir, self.target)
-        for parent in reversed(self._createdParents):
-            _removeQuietly(os.rmdir, parent)
 
+class UrlOutputDirectory(FilesOutputDirectory):
+    """A job's claim on a new directory at a URL (``hdfs://``, ``ftp://`` ...) that the
+    processes running the job reach through fsspec (``UrlFiles``): the protocol of
+    ``HadoopOutputDirectory``, whose claim it makes the same way, with the same messages."""
 
-def _removeQuietly(remove, path: str) -> None:
-    """Remove ``path``; leave it if it went or is not empty (what is in it is not the job's)."""
-    try:
-        remove(path)
-    except OSError:
-        pass
+    def __init__(self, directory: str, origin: str, resumes: bool = False) -> None:
+        split = urllib.parse.urlsplit(directory)
+        files = UrlFiles(f"{split.scheme}://{split.netloc}/")
+        super().__init__(directory, origin, resumes, files, split.path.strip("/"))
+
+    def claim(self) -> None:
+        """Create the directory, and its missing parents; refuse one that exists. A claim file
+        beside it, created exclusively, keeps two jobs from both creating it; a scheme fsspec
+        does not reach here is refused before anything is written."""
+        self._refuseUnreachable()
+        parent = _parentOf(self.target)
+        marker = _inside(parent, f".{self.target.rsplit('/', 1)[-1]}.sparkjet-claim")
+        try:
+            self._makeParents(parent)
+            try:
+                self.files.makeDirectory(marker)
+            except FileExistsError:
+                raise self._claimedByAnother(self.files.where(marker)) from None
+            try:
+                if self.files.exists(self.target):
+                    raise OutputError(alreadyExists(self.directory, self.origin))
+                self.files.makeDirectory(self.target)
+                self._claimed = True
+            finally:
+                self.files.removeTree(marker)
+        except OutputError:
+            raise
+        except Exception as cause:
+            raise OutputError(
+                f"{self.origin}: cannot create the output directory '{self.directory}': "
+                f"{type(cause).__name__}: {cause}"
+            ) from None
+
+    def _makeParents(self, directory: str) -> None:
+        """Make ``directory`` and the directories missing above it; note in ``_createdParents``
+        those this job made, from the top down, as it goes (one made meanwhile by another is not noted)."""
+        missing = []
+        while directory and not self.files.exists(directory):
+            missing.append(directory)
+            directory = _parentOf(directory)
+        for directory in reversed(missing):
+            try:
+                self.files.makeDirectory(directory)
+            except FileExistsError:
+                continue
+            self._createdParents.append(directory)
+
+    def _refuseUnreachable(self) -> None:
+        try:
+            unreachable = unreachableScheme(self.directory)
+        except ImportError as error:
+            unreachable = str(error)
+        if unreachable is not None:
+            scheme = urllib.parse.urlsplit(self.directory).scheme
+            raise OutputError(
+                f"{self.origin}: cannot write the output directory '{withoutPassword(self.directory)}': the tasks "
+                f"write its part files through fsspec, which says: {unreachable}. Install fsspec and the library "
+                f"of '{scheme}://' file systems where the job runs (pyarrow and Hadoop's libhdfs for hdfs://, "
+                "s3fs for s3a://), or write to a directory of that machine's file system"
+            )
 
 
 class HadoopOutputDirectory(OutputDirectoryClaim):
@@ -201,10 +295,7 @@ class HadoopOutputDirectory(OutputDirectoryClaim):
         try:
             self._createdParents = self._missingAncestors(parent)
             if not self._fs.createNewFile(marker):
-                raise OutputError(
-                    f"{alreadyExists(self.directory, self.origin)}; another sparkjet job is creating "
-                    f"it (if none is, remove the leftover '{marker.toString()}')"
-                )
+                raise self._claimedByAnother(marker.toString())
             try:
                 if self._fs.exists(self.target):
                     raise OutputError(alreadyExists(self.directory, self.origin))

@@ -1,9 +1,8 @@
 """A files sink's output directory on the server of a Spark Connect session: the classic
-engine's protocol for a local directory (claimed when the write begins, committed whole, only
-what the job wrote removed on failure), each step run by a one-row Spark job on the server,
-whose file system it is, never in the client."""
+engine's protocol (claimed when the write begins, committed whole, only what the job wrote
+removed on failure) for a directory of the server's file system or at a URL the server reaches
+through fsspec, each step run by a one-row Spark job on the server, never in the client."""
 
-import os
 import pickle
 from collections.abc import Iterator
 
@@ -11,18 +10,18 @@ import attrs
 import cloudpickle
 from pyspark.sql import SparkSession
 
-from sparkjet.coredag.runtime.files import makeDirectories
-from sparkjet.coredag.runtime.output_directory import LocalOutputDirectory
+from sparkjet.coredag.runtime.files import LocalFiles, UrlFiles
+from sparkjet.coredag.runtime.output_directory import FilesOutputDirectory
 
 SUCCESS = "_SUCCESS"
 """The empty file a committed write leaves last, as Hadoop's committer does."""
 
 
 class ServerOutputDirectory:
-    """A job's claim on a new directory of the server's file system, as ``LocalOutputDirectory``
-    (whose state travels to the server and back with each step)."""
+    """A job's claim on a new directory the server reaches, as ``LocalOutputDirectory`` or
+    ``UrlOutputDirectory`` (whose state travels to the server and back with each step)."""
 
-    def __init__(self, spark: SparkSession, directory: LocalOutputDirectory) -> None:
+    def __init__(self, spark: SparkSession, directory: FilesOutputDirectory) -> None:
         self.spark, self._directory = spark, directory
 
     @property
@@ -31,8 +30,13 @@ class ServerOutputDirectory:
         return self._directory.directory
 
     @property
+    def files(self) -> LocalFiles | UrlFiles:
+        """Return the files the directory and its staging directory are named in."""
+        return self._directory.files
+
+    @property
     def staging(self) -> str:
-        """Return the directory the job's tasks write their part files into."""
+        """Return the directory the job's tasks write their part files into, named in ``files``."""
         return self._directory.staging
 
     def startMicroBatch(self, batch: int) -> None:
@@ -72,7 +76,7 @@ class ServerStep:
     """The function of the one-row job that runs ``step`` on ``directory`` on the server and
     hands back the directory, and the error the step raised, if any."""
 
-    directory: LocalOutputDirectory
+    directory: FilesOutputDirectory
     step: str
 
     def __call__(self, recordBatches: Iterator) -> Iterator:
@@ -83,14 +87,14 @@ class ServerStep:
         error = None
         try:
             if self.step == "commit":
-                open(os.path.join(self.directory.staging, SUCCESS), "wb").close()
+                self.directory.files.writer(f"{self.directory.staging}/{SUCCESS}").close()
                 self.directory.commit()
             elif self.step == "abort":
                 self.directory.abort()
             else:
                 self.directory.claimOnce()
                 if self.step == "beginWrite":
-                    makeDirectories(self.directory.staging, mode=0o777)
+                    self.directory.createStaging()
         except Exception as raised:
             error = raised
         result = cloudpickle.dumps((self.directory, error), protocol=pickle.HIGHEST_PROTOCOL)

@@ -1,6 +1,7 @@
 """The Connect engine (issue 36, batch): a Core DAG's physical plan run through the DataFrame
 API alone on a Spark Connect session gives the classic engine's answers and figures."""
 
+import ast
 import concurrent.futures
 import functools
 import os
@@ -10,16 +11,19 @@ from collections import Counter
 
 import pytest
 
-from sparkjet.coredag import DAG, AbstractProcessor, Edge, UserFunctionError
+from sparkjet import AggregateOperations, Pipeline, Sinks, Sources, wholeItem
+from sparkjet.coredag import DAG, AbstractProcessor, Edge, OutputError, UserFunctionError
 from sparkjet.coredag.api.standard import preflightDag
 from sparkjet.coredag.processors.sinks import DataFrameSinkP, FilesSinkP, ListSinkP
 from sparkjet.coredag.processors.sources import ItemsP
 from sparkjet.coredag.runtime.connect_engine import ConnectEngine
 from sparkjet.coredag.runtime.engine import engineOf
 from sparkjet.coredag.runtime.physical_plan import physicalPlan
+from sparkjet.planner.planning import planOf
 from tests.conftest import CORPUS, eventually, tokenize
 from tests.connect.classic_runs import runOn
 from tests.connect.dags import ROUTINGS, FailOn13
+from tests.streaming.test_remote_checkpoint import ftpRoot  # a fixture
 
 pytestmark = pytest.mark.spark
 
@@ -103,21 +107,57 @@ class PassOn(AbstractProcessor):
         return self.tryEmit(item)
 
 
-def test_a_files_sink_writes_and_commits_its_directory_on_the_server(engine, tmp_path):
-    target = tmp_path / "out" / "counts"
-    runDag(engine, filesDag(target))
+@pytest.fixture(params=["path", "ftp-url"])
+def sinkRoot(request, ftpRoot):
+    """A directory, and how a files sink names it: by its path on the server, or by its URL on
+    a local FTP server (which the server's tasks reach through fsspec)."""
+    served, url = ftpRoot
+    return served, str(served) if request.param == "path" else url
+
+
+def test_a_files_sink_writes_and_commits_its_directory_on_the_server(engine, sinkRoot):
+    served, root = sinkRoot
+    runDag(engine, filesDag(f"{root}/out/counts"))
+    target = served / "out" / "counts"
     names = sorted(os.listdir(target))
     assert names == ["_SUCCESS", "part-00000", "part-00001"]
     lines = [line for name in names for line in (target / name).read_text().splitlines()]
     assert Counter(lines) == Counter(str(item) for item in range(30))
 
 
-def test_a_failed_files_sink_leaves_nothing_and_removes_nothing_it_did_not_write(engine, tmp_path):
-    (tmp_path / "keep.txt").write_text("mine")
-    target = tmp_path / "out" / "counts"
+def test_a_failed_files_sink_leaves_nothing_and_removes_nothing_it_did_not_write(engine, sinkRoot):
+    served, root = sinkRoot
+    (served / "keep.txt").write_text("mine")
     with pytest.raises(UserFunctionError):
-        runDag(engine, filesDag(target, fails=True))
-    assert sorted(os.listdir(tmp_path)) == ["keep.txt"] and (tmp_path / "keep.txt").read_text() == "mine"
+        runDag(engine, filesDag(f"{root}/out/counts", fails=True))
+    assert sorted(os.listdir(served)) == ["keep.txt"] and (served / "keep.txt").read_text() == "mine"
+
+
+def test_a_word_count_written_at_an_ftp_url_is_the_classic_engines(engine, comparingServer, ftpRoot):
+    served, url = ftpRoot
+    p = Pipeline.create()
+    (p.readFrom(Sources.files(str(CORPUS.parent), CORPUS.name)).flatMap(tokenize).filter(bool)
+     .groupingKey(wholeItem()).aggregate(AggregateOperations.counting()).writeTo(Sinks.files(f"{url}/counts")))
+    runDag(engine, planOf(p).dag)
+    lines = [line for path in (served / "counts").glob("part-*") for line in path.read_text().splitlines()]
+    written = [ast.literal_eval(line) for line in lines]
+    assert Counter(dict(written)) == CORPUS_WORDS and len(written) == len(CORPUS_WORDS)
+    classicLists, _ = comparingServer.runOnClassicEngine("pipelineWordCount", 2)
+    assert sorted(written) == sorted(classicLists["counts"])
+
+
+def test_a_claim_at_a_url_taken_by_another_job_names_its_claim_file_as_on_the_classic_engine(engine, ftpRoot):
+    served, url = ftpRoot
+    (served / ".counts.sparkjet-claim").write_text("")
+    with pytest.raises(OutputError) as raised:
+        runDag(engine, filesDag(f"{url}/counts"))
+    where = url.replace(":secret@", "@")
+    assert str(raised.value) == (
+        f"Sinks.files: the output directory '{url}/counts' already exists; choose a new directory or remove this "
+        "one (it was left untouched); another sparkjet job is creating it (if none is, remove the leftover "
+        f"'{where}/.counts.sparkjet-claim')"
+    )
+    assert os.listdir(served) == [".counts.sparkjet-claim"]
 
 
 def test_a_dataframe_sink_comes_back_as_a_dataframe_of_the_session(engine, connect):

@@ -29,6 +29,7 @@ from tests.connect.streams import (
     windowedCounts,
     wordEvents,
 )
+from tests.streaming.test_remote_checkpoint import ftpRoot  # a fixture
 
 pytestmark = pytest.mark.spark
 
@@ -136,16 +137,21 @@ def test_a_vertex_no_stream_reaches_runs_once_per_run(engine, connect, comparing
     assert all(result.microBatches[batch].figures["itemsOut", "names"] == 0 for batch in (1, 2, 3))
 
 
+@pytest.mark.parametrize("atUrl", [False, True], ids=["path", "ftp-url"])
 def test_a_files_sink_keeps_each_micro_batchs_files_and_nothing_of_a_failed_one(
-    engine, connect, comparingServer, tmp_path,
+    engine, connect, comparingServer, tmp_path, ftpRoot, atUrl,
 ):
+    """The Connect engine's files sink writes at a path of the server or at an FTP URL (through
+    fsspec), the classic engine's at a path: the same files, the same lines."""
     batches = ((0, EVENTS[0]), (1, EVENTS[1]), (2, ((80, "ant"), (81, "boom"), (82, "bee"))))
-    directories = {}
-    for side in ("connect", "classic"):
-        (tmp_path / side).mkdir()
-        (tmp_path / side / "keep.txt").write_text("mine")
-        directories[side] = tmp_path / side / "words"
-    run = StreamRun("filedWords", 2, str(tmp_path / "connect-checkpoint"), batches, (str(directories["connect"]),))
+    served, url = ftpRoot
+    places = {"connect": served / "connect", "classic": tmp_path / "classic"}
+    directories = {side: place / "words" for side, place in places.items()}
+    for place in places.values():
+        place.mkdir()
+        (place / "keep.txt").write_text("mine")
+    written = f"{url}/connect/words" if atUrl else str(directories["connect"])
+    run = StreamRun("filedWords", 2, str(tmp_path / "connect-checkpoint"), batches, (written,))
     result = runMicroBatches(engine, connect, run)
     classic = comparingServer.runMicroBatchesOnClassicEngine(
         attrs.evolve(run, checkpoint=str(tmp_path / "classic-checkpoint"), arguments=(str(directories["classic"]),))
@@ -157,9 +163,9 @@ def test_a_files_sink_keeps_each_micro_batchs_files_and_nothing_of_a_failed_one(
     assert lines == Counter(word for events in EVENTS[:2] for _, word in events)
     assert all(name.startswith(("part-00000-", "part-00001-")) for name in names), names
     assert (names, lines) == committedLines(directories["classic"])
-    for side in ("connect", "classic"):
-        assert sorted(path.name for path in (tmp_path / side).iterdir()) == ["keep.txt", "words"]
-        assert (tmp_path / side / "keep.txt").read_text() == "mine"
+    for place in places.values():
+        assert sorted(path.name for path in place.iterdir()) == ["keep.txt", "words"]
+        assert (place / "keep.txt").read_text() == "mine"
 
 
 

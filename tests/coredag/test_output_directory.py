@@ -5,7 +5,12 @@ import os
 import pytest
 
 from sparkjet.coredag import OutputError
-from sparkjet.coredag.runtime.output_directory import STAGING_PREFIX, HadoopOutputDirectory, LocalOutputDirectory
+from sparkjet.coredag.runtime.output_directory import (
+    STAGING_PREFIX,
+    HadoopOutputDirectory,
+    LocalOutputDirectory,
+    UrlOutputDirectory,
+)
 
 
 def writeParts(staging: str, parts: dict[str, str]) -> None:
@@ -21,14 +26,19 @@ PARTS = {"part-00000": "a\n", "part-00001": "b\n", ".part-00000.crc": "x", "_SUC
 
 def stagingOf(output) -> str:
     """Return the local path of ``output``'s staging directory."""
+    if isinstance(output, UrlOutputDirectory):
+        return "/" + output.staging
     return output.staging if isinstance(output.staging, str) else output.staging.toUri().getPath()
 
 
-@pytest.fixture(params=["local", pytest.param("hadoop", marks=pytest.mark.spark)])
+@pytest.fixture(params=["local", "url", pytest.param("hadoop", marks=pytest.mark.spark)])
 def outputFor(request):
-    """Make an output directory of either kind: local, or through the JVM's Hadoop file system."""
+    """Make an output directory of any kind: local, at a URL through fsspec, or through the
+    JVM's Hadoop file system."""
     if request.param == "local":
         return lambda path: LocalOutputDirectory(str(path), "Sinks.files")
+    if request.param == "url":
+        return lambda path: UrlOutputDirectory(path.as_uri(), "Sinks.files")
     sc = request.getfixturevalue("spark").sparkContext
     return lambda path: HadoopOutputDirectory(path.as_uri(), "Sinks.files", sc)
 
@@ -96,6 +106,32 @@ def test_a_leftover_hadoop_claim_file_is_named(spark, tmp_path):
     with pytest.raises(OutputError, match=r"another sparkjet job is creating it \(if none is, remove the leftover"):
         output.claim()
     assert not (tmp_path / "out").exists()
+
+
+def test_a_leftover_claim_file_is_named_at_a_url_as_through_hadoop(tmp_path):
+    (tmp_path / ".out.sparkjet-claim").write_text("")
+    output = UrlOutputDirectory((tmp_path / "out").as_uri(), "Sinks.files")
+    with pytest.raises(OutputError) as raised:
+        output.claim()
+    assert str(raised.value) == (
+        f"Sinks.files: the output directory '{(tmp_path / 'out').as_uri()}' already exists; choose a new "
+        "directory or remove this one (it was left untouched); another sparkjet job is creating it (if none is, "
+        f"remove the leftover '{(tmp_path / '.out.sparkjet-claim').as_uri()}')"
+    )
+    output.abort()
+    assert os.listdir(tmp_path) == [".out.sparkjet-claim"]
+
+
+def test_a_url_whose_scheme_fsspec_cannot_reach_is_refused_before_anything_is_written(tmp_path):
+    output = UrlOutputDirectory("nosuch://jet:secret@host/out", "Sinks.files('nosuch://jet:secret@host/out')")
+    with pytest.raises(OutputError) as raised:
+        output.claim()
+    assert str(raised.value) == (
+        "Sinks.files('nosuch://jet:secret@host/out'): cannot write the output directory 'nosuch://jet@host/out': "
+        "the tasks write its part files through fsspec, which says: Protocol not known: nosuch. Install fsspec and "
+        "the library of 'nosuch://' file systems where the job runs (pyarrow and Hadoop's libhdfs for hdfs://, "
+        "s3fs for s3a://), or write to a directory of that machine's file system"
+    )
 
 
 class RefusedWrite:
