@@ -191,8 +191,7 @@ def test_the_micro_batch_loop_runs_its_micro_batches_on_the_connect_engine(engin
     target = StreamTarget(engine, dag, physicalPlan(dag, 2), "loop", engine.jobControl("loop"))
     delivered = []
     loop = MicroBatchLoop(target, engine.outputDirectories(dag), delivered.append, ["finiteStream"], Cache())
-    checkpoint = StreamCheckpoint(str(tmp_path / "checkpoint")).open("loop")
-    loop.open(checkpoint, True, None, {})
+    loop.open(StreamCheckpoint(str(tmp_path / "checkpoint")), True, None)
     for batchId, events in enumerate(EVENTS):
         loop.run(streamRows(connect, dag, events), batchId)
     loop.run(None, -1, final=True)
