@@ -414,7 +414,7 @@ class UrlCheckpointStorage:
         fileSystem, target = self._files.reach(name)
         aside = target + WRITING
         if fileSystem.exists(aside) and not fileSystem.exists(target):
-            fileSystem.mv(aside, target)  # the write a crash interrupted after its delete
+            self._move(name)  # the write a crash interrupted after its delete
         self._makeDirectories(target.rsplit("/", 1)[0])
         try:
             fileSystem.pipe_file(aside, data)
@@ -428,7 +428,18 @@ class UrlCheckpointStorage:
                 ) from None
             raise
         self._removeFile(name)
-        fileSystem.mv(aside, target)
+        self._move(name)
+
+    def _move(self, name: str) -> None:
+        """Rename file ``name`` written aside into place."""
+        fileSystem, target = self._files.reach(name)
+        try:
+            fileSystem.mv(target + WRITING, target)
+        except Exception as cause:
+            raise CheckpointError(
+                f"Could not move '{self._files.where(name + WRITING)}' to '{self._files.where(name)}' in the checkpoint "
+                f"'{withoutPassword(self.location)}': {type(cause).__name__}: {cause}"
+            ) from None
 
     def _makeDirectories(self, path: str) -> None:
         """Make directory ``path`` of the file system and those missing above it (a local one's
