@@ -186,14 +186,20 @@ ON_CONNECT = (
     "tests/streaming/test_stream_jobs.py",
     "tests/streaming/test_windowed_streams.py",
     "tests/streaming/test_two_phase_commit.py",
+    "tests/streaming/test_hadoop_checkpoint.py::test_a_job_keeps_its_checkpoint_at_a_file_url",
+    "tests/streaming/test_hadoop_checkpoint.py::test_a_checkpoint_at_a_scheme_hadoop_does_not_know",
+    "tests/streaming/test_hadoop_checkpoint.py::test_a_url_checkpoint_through_fsspec",
+    "tests/streaming/test_remote_checkpoint.py::test_a_job_keeps_its_state_at_an_ftp_url",
+    "tests/streaming/test_remote_checkpoint.py::test_a_checkpoint_the_file_system_refuses",
+    "tests/streaming/test_restart_checks.py::test_a_broken_file_of_sparks_query_at_a_hadoop_url",
     "tests/planner/test_progress.py::test_polling_a_running_job_shows_its_stage_and_tasks",
     "tests/planner/test_progress.py::test_join_shows_the_job_s_progress_on_a_terminal_only_and_erases_it",
 )
 """Node-id prefixes of the tests marked ``connect``: the end-to-end tests that run on a Spark
 Connect session too (``pytest --spark-master=connect -m connect``): tests.cluster.END_TO_END's
-batch jobs, the stream jobs' and windows' tests, tutorials 01 to 08 (06's Connect way starts a
-cluster and a server of its own, and runs in this set alone), and the progress line (the worker
-daemon is the classic engine's)."""
+batch jobs, the stream jobs' and windows' tests, checkpoints at file:// and ftp:// URLs,
+tutorials 01 to 08 (06's Connect way starts a cluster and a server of its own, and runs in this
+set alone), and the progress line (the worker daemon is the classic engine's)."""
 
 
 def pytest_addoption(parser):

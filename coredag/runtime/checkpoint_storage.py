@@ -1,23 +1,30 @@
 """Where a stream job's checkpoint keeps its files: a local directory, through ``files.LocalFiles``,
-or a Hadoop URL, through the driver's JVM (which a local path never starts). Both take names
-relative to the checkpoint (``states/batch-000000003.pickle``) and offer list, read, write whole
+or a URL: through the driver's JVM (Hadoop, which a local path never starts) on a classic
+session, through ``files.UrlFiles`` (fsspec) on a Spark Connect client. Each takes names
+relative to the checkpoint (``states/batch-000000003.pickle``) and offers list, read, write whole
 (aside, then renamed over), remove, and copy to or from a local path. A checkpoint another user
 could write is refused, as it holds pickles (see ``permissions``)."""
 
 import contextlib
 import os
+import posixpath
 import shutil
 import stat
+import urllib.parse
+import zlib
 from collections.abc import Callable, Iterator
 
 from sparkjet.coredag.errors import JobError
 from sparkjet.coredag.processors.full_disk import isFull, noSpaceError
+from sparkjet.coredag.processors.output_paths import localPathOf
 from sparkjet.coredag.runtime.files import (
     PRIVATE_DIRECTORY,
     WRITING,
     LocalFiles,
+    UrlFiles,
     isUrl,
     makeDirectories,
+    unreachableScheme,
     withoutPassword,
 )
 from sparkjet.coredag.runtime.output_directory import javaMessage
@@ -327,6 +334,208 @@ class HadoopCheckpointStorage:
         return self._Path(self._jvm.java.io.File(local).toURI())
 
 
+class UrlCheckpointStorage:
+    """A checkpoint at a URL reached in this process through fsspec (``files.UrlFiles``), as a
+    Spark Connect client reaches one: the Spark server writes its query checkpoint there
+    through Hadoop, and keeps on ``file://`` a hidden checksum beside each file it writes
+    (``.name.crc``). As Hadoop does, a listing hides those checksums, a read checks the file
+    against its own, and a file's checksum goes with the file; this storage writes none (a
+    file without one is read unchecked, by Hadoop too)."""
+
+    def __init__(self, location: str) -> None:
+        self.location = location
+        self._files = UrlFiles(location)
+
+    def open(self, owner: str) -> None:
+        """Reach the file system (asking it whether the directory exists; the first write makes
+        it), and check a ``file:`` URL's directory as a local one (see ``checkPrivate``); a
+        scheme fsspec cannot reach here, or a file system that does not answer, is a
+        CheckpointError naming ``owner``."""
+        unreachable = unreachableScheme(self.location)
+        if unreachable is not None:
+            scheme = urllib.parse.urlsplit(self.location).scheme
+            raise CheckpointError(
+                cannotKeep(
+                    owner, self.location,
+                    f"a Spark Connect client reaches it through fsspec, which says: {unreachable}. Install the "
+                    f"library of '{scheme}://' file systems where the client runs (s3fs for s3a://, pyarrow and "
+                    "Hadoop's libhdfs for hdfs://), or keep the checkpoint in a directory path",
+                )
+            )
+        try:
+            self._files.exists()
+        except Exception as cause:
+            raise CheckpointError(cannotKeep(owner, self.location, f"{type(cause).__name__}: {cause}")) from None
+        local = localPathOf(self.location)
+        if local is not None:
+            checkPrivate(local, lambda reason: cannotKeep(owner, self.location, reason), CheckpointError)
+
+    def url(self, name: str) -> str:
+        """Return the URL Spark is given for ``name``: the checkpoint's as given, and ``name``."""
+        return f"{self.location.rstrip('/')}/{name}" if name else self.location
+
+    def exists(self, name: str) -> bool:
+        """Return whether ``name`` exists."""
+        return self._files.exists(name)
+
+    def names(self, directory: str = "") -> list[str]:
+        """Return the names in ``directory`` (none if it does not exist), but Hadoop's checksums."""
+        return [name for name in self._files.names(directory) if not isChecksum(name)]
+
+    def read(self, name: str) -> bytes | None:
+        """Return the bytes of file ``name`` (None if there is none): the one aside if a crash
+        left the file only there (see ``write``). One that cannot be read, or that its Hadoop
+        checksum does not match, is an UnreadableFile."""
+        for candidate in (name, name + WRITING):
+            try:
+                data = self._files.read(candidate)
+                checksum = self._checksum(candidate)
+            except FileNotFoundError:
+                continue
+            except Exception as cause:
+                said = cause.strerror if isinstance(cause, OSError) else None
+                raise UnreadableFile(said or f"{type(cause).__name__}: {cause}") from None
+            wrong = None if checksum is None else checksumMismatch(data, checksum)
+            if wrong is not None:
+                raise UnreadableFile(f"{wrong}, in '{withoutPassword(self.url(checksumName(candidate)))}'")
+            return data
+        return None
+
+    def _checksum(self, name: str) -> bytes | None:
+        """Return the checksum Hadoop keeps beside file ``name`` (None if there is none)."""
+        try:
+            return self._files.read(checksumName(name))
+        except FileNotFoundError:
+            return None
+
+    def write(self, name: str, data: bytes) -> None:
+        """Make ``data`` file ``name``, whole or not at all, as ``HadoopCheckpointStorage.write``
+        does (a rename does not overwrite on every file system): written aside, the old file
+        and its checksum deleted, the new one renamed into place; ``read`` takes one a crash
+        left aside, and the next ``write`` first moves it into place."""
+        fileSystem, target = self._files.reach(name)
+        aside = target + WRITING
+        if fileSystem.exists(aside) and not fileSystem.exists(target):
+            self._move(name)  # the write a crash interrupted after its delete
+        self._makeDirectories(posixpath.dirname(name))
+        try:
+            fileSystem.pipe_file(aside, data)
+        except Exception as error:
+            with contextlib.suppress(Exception):  # the write's own failure is what the job says
+                fileSystem.rm_file(aside)
+            if isFull(error):
+                raise noSpaceError(
+                    f"Writing the checkpoint '{withoutPassword(self.location)}'", self._files.where(name),
+                    f"writing {len(data):,} bytes", None,
+                ) from None
+            raise
+        self._removeFile(name)
+        self._move(name)
+
+    def _move(self, name: str) -> None:
+        """Rename file ``name`` written aside into place."""
+        try:
+            self._files.move(name + WRITING, name)
+        except Exception as cause:
+            raise CheckpointError(
+                f"Could not move '{self._files.where(name + WRITING)}' to '{self._files.where(name)}' in the checkpoint "
+                f"'{withoutPassword(self.location)}': {type(cause).__name__}: {cause}"
+            ) from None
+
+    def _makeDirectories(self, directory: str) -> None:
+        """Make ``directory`` of the checkpoint and those missing above it (a local one's
+        readable by you alone, as Hadoop makes them)."""
+        if localPathOf(self.location) is not None:
+            makeDirectories(self._files.reach(directory)[1])
+            return
+        parts = [part for part in directory.split("/") if part]
+        for depth in range(1, len(parts) + 1):
+            with contextlib.suppress(FileExistsError):
+                self._files.makeDirectory("/".join(parts[:depth]))
+
+    def _removeFile(self, name: str) -> None:
+        """Remove file ``name``, if it is there, and its checksum."""
+        for removed in (name, checksumName(name)):
+            fileSystem, path = self._files.reach(removed)
+            if fileSystem.exists(path):  # FTP's delete of a missing file fails with a permission error
+                fileSystem.rm_file(path)
+
+    def remove(self, name: str) -> None:
+        """Remove file ``name``."""
+        self._removeFile(name)
+
+    def removeTree(self, name: str) -> None:
+        """Remove file or directory ``name`` with all it holds (nothing if it is not there)."""
+        self._files.removeTree(name)
+        self._files.removeTree(checksumName(name))
+
+    def removeIfEmpty(self) -> None:
+        """Remove the checkpoint's directory if nothing is left in it."""
+        fileSystem, root = self._files.reach()
+        with contextlib.suppress(Exception):
+            if fileSystem.isdir(root) and not fileSystem.ls(root, detail=False):
+                fileSystem.rmdir(root)
+
+    def copyOut(self, name: str, local: str) -> None:
+        """Copy ``name`` (a file or a directory) to the new local path ``local``, its files
+        checked against their checksums and without them, but the files Spark's query is
+        still writing (``IN_FLIGHT``), as ``HadoopCheckpointStorage.copyOut`` does."""
+        fileSystem, path = self._files.reach(name)
+        if not fileSystem.isdir(path):
+            data = self.read(name)
+            if data is None:
+                raise FileNotFoundError(self._files.where(name))
+            with open(local, "wb") as file:
+                file.write(data)
+            return
+        makeDirectories(local)
+        names = self.names(name)
+        for childName in sorted(set(names) - IN_FLIGHT(local, names)):
+            self.copyOut(f"{name}/{childName}", os.path.join(local, childName))
+
+    def copyIn(self, local: str, name: str) -> None:
+        """Copy the local file or directory ``local`` to ``name``, which does not exist yet,
+        without the local checksums (as Hadoop's copy leaves them: they are a file system's own)."""
+        if os.path.isdir(local):
+            self._makeDirectories(name)
+            for childName in sorted(os.listdir(local)):
+                if not isChecksum(childName):
+                    self.copyIn(os.path.join(local, childName), f"{name}/{childName}")
+            return
+        fileSystem, path = self._files.reach(name)
+        self._makeDirectories(posixpath.dirname(name))
+        with open(local, "rb") as file:
+            fileSystem.pipe_file(path, file.read())
+
+
+def isChecksum(name: str) -> bool:
+    """Return whether ``name`` is a checksum Hadoop keeps beside a file (``.name.crc``)."""
+    return name.startswith(".") and name.endswith(".crc")
+
+
+def checksumName(name: str) -> str:
+    """Return the name of the checksum Hadoop keeps beside file ``name``."""
+    directory, _, base = name.rpartition("/")
+    return f"{directory}/.{base}.crc" if directory else f".{base}.crc"
+
+
+CHECKSUM_HEADER = b"crc\0"
+"""How Hadoop's checksum file starts (ChecksumFileSystem's CHECKSUM_VERSION), followed by the
+bytes each checksum covers (a big-endian int) and a big-endian CRC-32 of each such chunk."""
+
+
+def checksumMismatch(data: bytes, checksum: bytes) -> str | None:
+    """Return why ``data`` does not match Hadoop's ``checksum`` of it (None if it does), as
+    Hadoop's read of the file would find."""
+    if not checksum.startswith(CHECKSUM_HEADER) or len(checksum) < 8:
+        return "Hadoop's checksum beside it is not one"
+    chunk = int.from_bytes(checksum[4:8], "big")
+    expected = b"".join(zlib.crc32(data[start:start + chunk]).to_bytes(4, "big") for start in range(0, len(data), chunk))
+    if checksum[8:] != expected:
+        return f"Checksum error: its {len(data):,} bytes do not match Hadoop's checksum of them"
+    return None
+
+
 def _inside(fs, statuses: list) -> Iterator[tuple[object, bool]]:
     """Yield each of ``statuses`` (FileStatus, whether above the checkpoint), and after the
     checkpoint's own everything in it."""
@@ -341,9 +550,12 @@ def cannotKeep(owner: str, location: str, reason: str) -> str:
     return f"{owner}: cannot keep its checkpoint in '{withoutPassword(location)}': {reason}"
 
 
-def checkpointStorage(location: str, owner: str) -> LocalCheckpointStorage | HadoopCheckpointStorage:
-    """Return the storage of the checkpoint at ``location``, opened: a local path's, or a Hadoop
-    URL's through this process's SparkContext. A location that cannot be used is a
+def checkpointStorage(
+    location: str, owner: str
+) -> LocalCheckpointStorage | HadoopCheckpointStorage | UrlCheckpointStorage:
+    """Return the storage of the checkpoint at ``location``, opened: a local path's; a URL's
+    through this process's SparkContext (Hadoop in the driver's JVM), or through fsspec on a
+    Spark Connect client, which has no JVM. A location that cannot be used is a
     CheckpointError naming ``owner`` (a job) and the location."""
     if not isUrl(location):
         storage = LocalCheckpointStorage(location)
@@ -351,19 +563,14 @@ def checkpointStorage(location: str, owner: str) -> LocalCheckpointStorage | Had
         from pyspark import SparkContext
         from pyspark.sql.utils import is_remote
 
-        if is_remote():
-            raise CheckpointError(
-                cannotKeep(
-                    owner, location,
-                    "a Hadoop URL is reached through Spark's JVM, which a Spark Connect client has none of: keep "
-                    "the checkpoint in a directory path, or run the job on a classic session",
-                )
-            )
         sparkContext = SparkContext._active_spark_context
-        if sparkContext is None:
+        if is_remote():
+            storage = UrlCheckpointStorage(location)
+        elif sparkContext is None:
             raise CheckpointError(
                 cannotKeep(owner, location, "a Hadoop URL is reached through Spark's JVM, and no SparkSession runs yet")
             )
-        storage = HadoopCheckpointStorage(location, sparkContext)
+        else:
+            storage = HadoopCheckpointStorage(location, sparkContext)
     storage.open(owner)
     return storage

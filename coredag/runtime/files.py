@@ -16,6 +16,7 @@ from typing import Protocol
 
 from sparkjet.coredag.model.user_paths import isHadoopUrl
 from sparkjet.coredag.processors.full_disk import isFull, noSpaceError, removedOnFailure
+from sparkjet.coredag.processors.output_paths import localPathOf
 
 WRITING = ".writing"
 """The suffix of a file being written, renamed to its name once whole."""
@@ -212,12 +213,12 @@ class UrlFiles:
 
     def exists(self, name: str = "") -> bool:
         """Return whether ``name`` (the root itself by default) exists."""
-        fileSystem, path = self._reach(name)
+        fileSystem, path = self.reach(name)
         return fileSystem.exists(path)
 
     def names(self, directory: str = "") -> list[str]:
         """Return the names in ``directory`` (none if it does not exist)."""
-        fileSystem, path = self._reach(directory)
+        fileSystem, path = self.reach(directory)
         if not fileSystem.isdir(path):
             return []
         return [entry.rstrip("/").rsplit("/", 1)[-1] for entry in fileSystem.ls(path, detail=False)]
@@ -232,7 +233,7 @@ class UrlFiles:
 
     def write(self, name: str, data: bytes, doing: str) -> None:
         """Make ``data`` file ``name``, whole or not at all."""
-        fileSystem, path = self._reach(name)
+        fileSystem, path = self.reach(name)
         try:
             fileSystem.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
             fileSystem.pipe_file(path + WRITING, data)
@@ -246,18 +247,18 @@ class UrlFiles:
 
     def remove(self, name: str) -> None:
         """Remove file ``name``."""
-        fileSystem, path = self._reach(name)
+        fileSystem, path = self.reach(name)
         fileSystem.rm_file(path)
 
     def writer(self, name: str):
         """Return file ``name`` opened to be written as it goes, in binary (its directory exists)."""
-        fileSystem, path = self._reach(name)
+        fileSystem, path = self.reach(name)
         return fileSystem.open(path, "wb")
 
     def makeDirectory(self, name: str) -> None:
         """Make directory ``name``, whose parent exists; FileExistsError if ``name`` exists
         (exclusive where the file system's own call is, as FTP's and HDFS's are)."""
-        fileSystem, path = self._reach(name)
+        fileSystem, path = self.reach(name)
         try:
             fileSystem.mkdir(path, create_parents=False)
         except Exception:
@@ -267,35 +268,43 @@ class UrlFiles:
 
     def move(self, name: str, to: str) -> None:
         """Rename file ``name`` to ``to``, replacing a file there."""
-        fileSystem, path = self._reach(name)
-        destination = self._reach(to)[1]
+        fileSystem, path = self.reach(name)
+        destination = self.reach(to)[1]
         if fileSystem.exists(destination):
             fileSystem.rm_file(destination)
         fileSystem.mv(path, destination)
 
-    def removeTree(self, name: str) -> None:
-        """Remove file or directory ``name`` with all it holds (nothing if it is not there)."""
-        fileSystem, path = self._reach(name)
-        if fileSystem.exists(path):
-            fileSystem.rm(path, recursive=True)
-
     def removeIfEmpty(self, name: str) -> None:
         """Remove directory ``name`` if it is empty; leave it otherwise (or if it is not there)."""
-        fileSystem, path = self._reach(name)
+        fileSystem, path = self.reach(name)
         if fileSystem.isdir(path) and not fileSystem.ls(path, detail=False):
             fileSystem.rmdir(path)
 
-    def _reach(self, name: str):
-        """Return the file system and ``name``'s path in it."""
+    def removeTree(self, name: str) -> None:
+        """Remove file or directory ``name`` with all it holds (nothing if it is not there)."""
+        fileSystem, path = self.reach(name)
+        if fileSystem.isdir(path):
+            fileSystem.rm(path, recursive=True)
+        elif fileSystem.exists(path):
+            fileSystem.rm_file(path)
+
+    def reach(self, name: str = ""):
+        """Return the file system and ``name``'s path in it: a ``file:`` URL's local path as
+        Hadoop reads it (``file:///tmp/a%20b`` is ``/tmp/a b``); a listing asked again asks the server again (others
+        write there: Spark's query, the tasks)."""
         import fsspec  # here: a driver keeping its checkpoint locally never loads it
 
-        fileSystem, root = fsspec.core.url_to_fs(self.root)
+        local = localPathOf(self.root)
+        if local is not None:
+            fileSystem, root = fsspec.filesystem("file"), local
+        else:
+            fileSystem, root = fsspec.core.url_to_fs(self.root, use_listings_cache=False)
         return fileSystem, f"{root.rstrip('/')}/{name}" if name else root
 
     def _missingOr(self, name: str, reach):
         """Return ``reach(fileSystem, path)`` of file ``name``; a file system that fails for a
         file it does not have fails with FileNotFoundError, as a local one does."""
-        fileSystem, path = self._reach(name)
+        fileSystem, path = self.reach(name)
         try:
             return reach(fileSystem, path)
         except FileNotFoundError:

@@ -141,13 +141,14 @@ def test_a_given_connect_session_gets_past_everything_outside_the_engine(connect
     assert not connectSpark.is_stopped, "a session given to Jet is the user's to stop"
 
 
-def test_a_checkpoint_at_a_hadoop_url_is_refused_on_connect(connectSpark):
+def test_a_checkpoint_at_a_url_fsspec_cannot_reach_is_refused_on_connect_naming_what_to_install(connectSpark):
     with pytest.raises(CheckpointError) as raised:
-        checkpointStorage("hdfs://namenode:8020/checkpoints", "Job 'on-connect'")
+        checkpointStorage("s3a://bucket/checkpoints", "Job 'on-connect'")
     assert str(raised.value) == (
-        "Job 'on-connect': cannot keep its checkpoint in 'hdfs://namenode:8020/checkpoints': a Hadoop URL is "
-        "reached through Spark's JVM, which a Spark Connect client has none of: keep the checkpoint in a "
-        "directory path, or run the job on a classic session"
+        "Job 'on-connect': cannot keep its checkpoint in 's3a://bucket/checkpoints': a Spark Connect client reaches "
+        "it through fsspec, which says: Install s3fs to access S3. Install the library of 's3a://' file systems "
+        "where the client runs (s3fs for s3a://, pyarrow and Hadoop's libhdfs for hdfs://), or keep the "
+        "checkpoint in a directory path"
     )
 
 

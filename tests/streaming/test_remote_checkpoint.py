@@ -2,7 +2,8 @@
 checkpoint and the driver's files through Hadoop's FileSystem, the processors' state files
 written and read by the tasks themselves through fsspec. The file system here is an FTP server
 (pyftpdlib, on 127.0.0.1), which both Hadoop (``FTPFileSystem``) and fsspec reach, as they reach
-``hdfs://`` and ``s3a://`` on a cluster."""
+``hdfs://`` and ``s3a://`` on a cluster. On a Spark Connect client the driver's files go through
+fsspec too (``UrlCheckpointStorage``), the query checkpoint through Hadoop in the server."""
 
 import concurrent.futures
 import logging
@@ -14,6 +15,7 @@ import pytest
 from pyftpdlib.authorizers import DummyAuthorizer
 from pyftpdlib.handlers import FTPHandler
 from pyftpdlib.servers import ThreadedFTPServer
+from pyspark.sql.utils import is_remote
 
 from sparkjet import JobConfig, ProcessingGuarantee
 from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError
@@ -125,5 +127,5 @@ def test_a_checkpoint_the_file_system_refuses_is_refused_at_submission_without_s
         jet.newJob(runningCounts(tmp_path, "never"), exactlyOnceAt(f"{wrong}/cp").setName("refused"))
     message = str(raised.value)
     assert message.startswith(f"Job 'refused': cannot keep its checkpoint in '{url.replace('jet:secret@', 'jet@')}/cp': ")
-    assert "Login failed" in message and "wrong" not in message
+    assert ("530 Authentication failed" if is_remote() else "Login failed") in message and "wrong" not in message
     assert not list(served.iterdir())

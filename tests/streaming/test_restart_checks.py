@@ -14,6 +14,7 @@ import shutil
 from collections import Counter
 
 import pytest
+from pyspark.sql.utils import is_remote
 
 from sparkjet import AggregateOperations, Jet, JobConfig, Pipeline, ProcessingGuarantee, Sinks, Sources, UserFunctionError
 from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError
@@ -281,6 +282,7 @@ def test_a_snapshot_is_where_its_description_is_whatever_it_says(jet, keptSnapsh
 def test_a_broken_file_of_sparks_query_at_a_hadoop_url_is_a_checkpoint_error_naming_it(jet, keptCheckpoint, file):
     watched, checkpoint = keptCheckpoint
     (checkpoint / "query" / file).write_bytes(b"\xff\xfe")
-    with pytest.raises(CheckpointError, match=rf"^The checkpoint file 'file:{checkpoint}/query/{file}' cannot be read \("):
+    shown = f"file://{checkpoint}" if is_remote() else f"file:{checkpoint}"  # as given, or as Hadoop qualifies it
+    with pytest.raises(CheckpointError, match=rf"^The checkpoint file '{shown}/query/{file}' cannot be read \("):
         with cancelledAtTheEnd(jet.newJob(runningCounts(watched, "broken-url"), guaranteed(f"file://{checkpoint}"))):
             pass

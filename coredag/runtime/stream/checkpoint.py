@@ -27,6 +27,7 @@ import attrs
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.event_time_policy import wallClockMillis
 from sparkjet.coredag.model.metrics import SnapshotMetrics
+from sparkjet.coredag.processors.output_paths import localPathOf
 from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError, UnreadableFile, cannotKeep, checkpointStorage
 from sparkjet.coredag.runtime.files import (
     WRITING,
@@ -134,11 +135,12 @@ class StreamCheckpoint:
         directory, as a local path (a ``file://`` URL's too) or as a URL the tasks reach through
         fsspec's file system for its scheme. A scheme fsspec does not know, or whose library is
         not installed here, is a CheckpointError."""
-        split = urllib.parse.urlsplit(self.location)
         if not isUrl(self.location):
             return os.path.join(self.location, STATE)
-        if split.scheme == "file" and split.netloc in ("", "localhost"):
-            return os.path.join(urllib.parse.unquote(split.path), STATE)
+        local = localPathOf(self.location)
+        if local is not None:
+            return os.path.join(local, STATE)
+        split = urllib.parse.urlsplit(self.location)
         unreachable = unreachableScheme(self.location)
         if unreachable is not None:
             raise CheckpointError(
