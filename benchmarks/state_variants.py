@@ -21,6 +21,7 @@ import pathlib
 import sys
 import threading
 import time
+import traceback
 
 from benchmarks.session import MASTER, settings, startSession
 
@@ -328,7 +329,12 @@ def main(argv: list[str] | None = None) -> None:
         # pandas and pyarrow, installed apart for this benchmark: the JVM and its Python workers inherit it
         os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [config["pythonPath"], os.environ.get("PYTHONPATH")]))
         sys.path.insert(0, config["pythonPath"])
-    outcome = VARIANTS[name](config, control)
+    try:
+        outcome = VARIANTS[name](config, control)
+    except BaseException:
+        traceback.print_exc()
+        sys.stderr.flush()
+        os._exit(1)  # a failed run's threads (a Connect client's whose query never started) keep a process alive
     (control / "result.json").write_text(json.dumps(outcome))
 
 
