@@ -11,28 +11,21 @@ its job twice too: a Connect client's environment would make that session a Conn
 """
 
 import argparse
-import contextlib
 import datetime
 import json
-import os
 import pathlib
-import signal
-import socket
-import subprocess
 import sys
-import time
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 from benchmarks import markdown
+from benchmarks.connect_server import connectServer
 from benchmarks.inputs import PROJECT, Input, corpusInput
 from benchmarks.machine import loadAverage, runHeader
 from benchmarks.measure import runMeasured
-from benchmarks.session import MASTER, timed
+from benchmarks.session import timed
 from benchmarks.variants import SECOND_JOB
 from benchmarks.words import split, summarize
 
-SERVER_START_SECONDS = 600
 CONNECT_SPARKJET = "sparkjet on Connect"
 CLASSIC_SPARKJET = "sparkjet, classic local[2]"
 MAP_IN_ARROW = "Connect mapInArrow"
@@ -56,65 +49,6 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--timeout", type=float, default=3600, help="the classic run's limit, s")
     return parser.parse_args(argv)
-
-
-def freePort() -> int:
-    """Return a TCP port of 127.0.0.1 no one listens on now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@contextlib.contextmanager
-def connectServer(logDirectory: pathlib.Path) -> Iterator[str]:
-    """A Spark Connect server on local[2] in its own process session; yield its URL (with its
-    token); stopped at the end. Its Python workers run this Python with the project importable."""
-    import pyspark
-
-    home = pathlib.Path(pyspark.__file__).parent
-    port, token = freePort(), uuid.uuid4().hex
-    environment = {
-        name: value for name, value in os.environ.items() if not name.startswith("SPARK_REMOTE")
-    } | {
-        "SPARK_HOME": str(home),
-        "SPARK_CONNECT_AUTHENTICATE_TOKEN": token,
-        "SPARK_PID_DIR": str(logDirectory),
-        "SPARK_LOG_DIR": str(logDirectory),
-        "PYSPARK_PYTHON": sys.executable,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(PROJECT), os.environ.get("PYTHONPATH")])),
-    }
-    command = [
-        str(home / "sbin" / "start-connect-server.sh"), "--wait", "--master", MASTER,
-        "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
-        "--conf", f"spark.connect.grpc.binding.port={port}",
-        "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=8",
-    ]  # fmt: skip  # sparkjet's embedded session's shuffle partitions, as the classic run has
-    log = logDirectory / "connect-server.log"
-    with open(log, "w") as output:
-        server = subprocess.Popen(
-            command, env=environment, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
-        )
-    try:
-        awaitListening(server, port, log)
-        yield f"sc://localhost:{port}/;token={token}"  # localhost: the client then uses no TLS
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=120)
-
-
-def awaitListening(server: subprocess.Popen, port: int, log: pathlib.Path) -> None:
-    """Wait until the server accepts connections; refuse a server that ended or never listened."""
-    deadline = time.monotonic() + SERVER_START_SECONDS
-    while time.monotonic() < deadline and server.poll() is None:
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.5)
-    raise SystemExit(
-        f"the Spark Connect server did not listen on port {port} within {SERVER_START_SECONDS} s"
-        f" (exit code {server.poll()}); its log, {log}:\n{log.read_text()[-3000:]}"
-    )
 
 
 def tokenize(batches):

@@ -5,6 +5,7 @@ from collections.abc import Callable
 
 from benchmarks.words import summarize
 from sparkjet import Jet
+from sparkjet.coredag.runtime.session import isConnect
 
 MASTER = "local[2]"
 RUN_SPECIFIC = (
@@ -15,6 +16,8 @@ RUN_SPECIFIC = (
     "spark.driver.host",
     "spark.executor.id",
     "spark.sql.warehouse.dir",
+    "spark.connect.grpc.binding.port",
+    "spark.connect.authenticate.token",
 )
 
 
@@ -24,8 +27,9 @@ def startSession():
 
 
 def settings(spark) -> dict[str, str]:
-    """Return the session's Spark settings, without the ones that differ in every process."""
-    conf = dict(spark.sparkContext.getConf().getAll())
+    """Return the session's Spark settings (a Spark Connect session's: those the server reports),
+    without the ones that differ in every process."""
+    conf = spark.conf.getAll if isConnect(spark) else dict(spark.sparkContext.getConf().getAll())
     return {key: value for key, value in sorted(conf.items()) if key not in RUN_SPECIFIC}
 
 

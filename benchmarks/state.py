@@ -1,7 +1,7 @@
 """State between micro-batches (issue 26): a running count per key, sparkjet against Structured
 Streaming's state stores, in one run, on the same data.
 
-``python -m benchmarks.state [--quick | --long] [--keys 10000,100000,1000000] [--words N] ...``
+``python -m benchmarks.state [--quick | --long | --connect] [--keys 10000,100000,1000000] [--words N] ...``
 
 Every micro-batch is one file of N words (one a line) drawn from K keys. The first file puts every
 one of the K keys into the state once; then come the warm-up micro-batches and the measured ones.
@@ -14,10 +14,14 @@ Streaming's ``groupBy().count()`` on the HDFS-backed and the RocksDB state store
 ``applyInPandasWithState`` (Python state on Spark's store). The report gives the median time of a
 measured micro-batch (the query's ``triggerExecution``) as ratios to sparkjet's, a hot micro-batch
 against the one with 20k keys held, the state bytes written per micro-batch and the driver's
-memory; every run's counts of the sampled keys are checked against the harness's own.
+memory; every run's counts of the sampled keys are checked against the harness's own. With
+``--connect`` (issue 36), sparkjet's count on a classic session beside the same count on a Spark
+Connect session (``sparkjet-connect``: this harness starts a Connect server on ``local[2]`` in a
+process of its own for each group that runs it, and the variant's process is its client).
 """
 
 import argparse
+import contextlib
 import datetime
 import json
 import pathlib
@@ -32,10 +36,11 @@ from collections import Counter
 import attrs
 
 from benchmarks import machine
+from benchmarks.connect_server import connectServer
 from benchmarks.inputs import PROJECT
 from benchmarks.measure import Finished, runMeasured
 from benchmarks.state_report import HOT_KEYS, render
-from benchmarks.state_variants import SAMPLE_SUFFIX, VARIANTS
+from benchmarks.state_variants import REMOTE_VARIANTS, SAMPLE_SUFFIX, VARIANTS
 
 SEED = 26
 DISTINCT_FILES = 20
@@ -53,6 +58,10 @@ QUICK = {
 LONG = {
     "keys": "1000000", "hotKeys": "", "words": 200_000, "warmUp": 9, "measured": 191,
     "variants": "sparkjet", "hotVariants": "",
+}
+CONNECT = {
+    "keys": "100000", "hotKeys": "", "words": 200_000, "warmUp": 3, "measured": 20,
+    "variants": "sparkjet,sparkjet-connect", "hotVariants": "",
 }
 
 
@@ -109,6 +118,7 @@ def parseArgs(argv: list[str] | None) -> argparse.Namespace:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="a smoke test: 2,000 keys, 2,000 words, sparkjet and ss-hdfs")
     mode.add_argument("--long", action="store_true", help="sparkjet alone at 1M keys over 200 micro-batches: the driver's memory after 10 and 200")
+    mode.add_argument("--connect", action="store_true", help="sparkjet on a classic session and on Spark Connect at 100k keys held, 20 micro-batches measured (issue 36)")
     parser.add_argument("--keys", help=f"uniform inputs: keys held, comma-separated (default {DEFAULT['keys']}; 3000000 opt-in)")
     parser.add_argument("--hot-keys", dest="hotKeys", help=f"hot inputs (the same {HOT_KEYS:,} keys touched): keys held (default {DEFAULT['hotKeys']}; '' for none)")
     parser.add_argument("--words", type=int, help=f"words per micro-batch (default {DEFAULT['words']:,})")
@@ -124,11 +134,11 @@ def parseArgs(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--repetitions", type=int, default=1, help="fresh processes per variant and input, the order rotated (default 1)")
     parser.add_argument("--workdir", type=pathlib.Path, default=pathlib.Path("/tmp/sparkjet-benchmarks"),
                         help="scratch: state/inputs/, state/runs/ (each process's directories, log, result), state/runs.json")
-    parser.add_argument("--report", type=pathlib.Path, help="default WORKDIR/STATE.md (--quick: STATE-quick.md, --long: STATE-long.md)")
+    parser.add_argument("--report", type=pathlib.Path, help="default WORKDIR/STATE.md (--quick: STATE-quick.md, --long: STATE-long.md, --connect: STATE-connect.md)")
     parser.add_argument("--timeout", type=float, default=7200, help="seconds before a process is killed (default 7200)")
     parser.add_argument("--nice", type=int, default=0, help="niceness of every measured process's scheduling group (-10 as root)")
     args = parser.parse_args(argv)
-    preset = QUICK if args.quick else LONG if args.long else DEFAULT
+    preset = QUICK if args.quick else LONG if args.long else CONNECT if args.connect else DEFAULT
     for name, value in preset.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
@@ -146,7 +156,7 @@ def parseArgs(argv: list[str] | None) -> argparse.Namespace:
         )
     if args.measured < 1 or args.warmUp < 0 or args.words < 1:
         parser.error("need at least one measured micro-batch and one word per micro-batch")
-    suffix = "-quick" if args.quick else "-long" if args.long else ""
+    suffix = "-quick" if args.quick else "-long" if args.long else "-connect" if args.connect else ""
     args.report = args.report or args.workdir / f"STATE{suffix}.md"
     return args
 
@@ -179,9 +189,10 @@ class Run:
         return "ok"
 
 
-def prepare(variant: str, stream: Input, repetition: int, args: argparse.Namespace) -> pathlib.Path:
-    """Make ``variant``'s control directory for ``stream``: its config, its files under the names
-    each micro-batch gets (linked into its watched directory one by one)."""
+def prepare(variant: str, stream: Input, repetition: int, args: argparse.Namespace, remote: str | None) -> pathlib.Path:
+    """Make ``variant``'s control directory for ``stream``: its config (``remote``: the Spark
+    Connect server's URL), its files under the names each micro-batch gets (linked into its
+    watched directory one by one)."""
     root = args.workdir / "state" / "runs" / f"{stream.kind}-{stream.keys}-{variant}-{repetition}"
     shutil.rmtree(root, ignore_errors=True)
     watched, checkpoint, links = root / "watched", root / "checkpoint", root / "links"
@@ -197,7 +208,8 @@ def prepare(variant: str, stream: Input, repetition: int, args: argparse.Namespa
         "checkpoint": str(checkpoint),
         "stateDirectory": str(checkpoint / "state"),
         "files": files,
-        "memoryAfter": sorted({1, *range(10, batches + 1, 10), batches} & set(range(1, batches + 1))),
+        "memoryAfter": [] if variant in REMOTE_VARIANTS else sorted({1, *range(10, batches + 1, 10), batches} & set(range(1, batches + 1))),
+        "remote": remote if variant in REMOTE_VARIANTS else None,
         "pythonPath": str(PANDAS_PATH) if variant == "ss-pandas-state" else None,
     }
     (root / "config.json").write_text(json.dumps(config))
@@ -205,10 +217,22 @@ def prepare(variant: str, stream: Input, repetition: int, args: argparse.Namespa
 
 
 def runTogether(group: list[tuple[str, Input]], repetition: int, args: argparse.Namespace) -> list[Run]:
-    """Start a process for each (variant, input) of ``group`` at once, then let them run their
-    micro-batches in turn, one micro-batch of one process at a time, the order rotated each
-    micro-batch: each meets the machine's load alike. Return their runs."""
-    roots = [prepare(variant, stream, repetition, args) for variant, stream in group]
+    """Start a process for each (variant, input) of ``group`` at once (and first, where one runs
+    on Spark Connect, a fresh server for the group), then let them run their micro-batches in
+    turn, one micro-batch of one process at a time, the order rotated each micro-batch: each
+    meets the machine's load alike. Return their runs."""
+    with contextlib.ExitStack() as server:
+        remote = None
+        if any(variant in REMOTE_VARIANTS for variant, _ in group):
+            logs = args.workdir / "state" / "runs" / f"connect-server-{group[0][1].kind}-{group[0][1].keys}-{repetition}"
+            logs.mkdir(parents=True, exist_ok=True)
+            remote = server.enter_context(connectServer(logs))
+        return runInTurn(group, [prepare(variant, stream, repetition, args, remote) for variant, stream in group], repetition, args)
+
+
+def runInTurn(group: list[tuple[str, Input]], roots: list[pathlib.Path], repetition: int, args: argparse.Namespace) -> list[Run]:
+    """Run each (variant, input) of ``group`` in a process of its own from its control directory
+    in ``roots``, their micro-batches in turn (see ``runTogether``); return their runs."""
     finished: dict[int, Finished] = {}
     threads = [
         threading.Thread(target=lambda i=i, v=variant: finished.__setitem__(i, runMeasured(

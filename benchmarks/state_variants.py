@@ -3,7 +3,8 @@
 
 CONTROL_DIR holds ``config.json``: the input files in order (the first puts every key into the
 state, the others are the measured micro-batches), the watched directory, the checkpoint, the
-micro-batches after which to take the driver's memory. Each variant reads the watched directory
+micro-batches after which to take the driver's memory, the URL of the Spark Connect server a
+variant of ``REMOTE_VARIANTS`` runs on. Each variant reads the watched directory
 as a stream of words, one a line, counts per word with its state checkpointed, and delivers the
 counts of the sampled words (those ending in ``SAMPLE_SUFFIX``) to the driver. The process links
 one file at a time into the watched directory, when the harness says (``go-N``), and waits for
@@ -20,6 +21,7 @@ import pathlib
 import sys
 import threading
 import time
+import traceback
 
 from benchmarks.session import MASTER, settings, startSession
 
@@ -188,13 +190,16 @@ def feed(spark, config: dict, control: pathlib.Path, progress: Progress, failed,
     return {"batches": batches, "memory": memory}
 
 
-def sparkjet(config: dict, control: pathlib.Path) -> dict:
+def sparkjet(config: dict, control: pathlib.Path, remote: str | None = None) -> dict:
     """``Sources.fileWatcher(dir).withoutTimestamps().groupingKey(wholeItem())
-    .rollingAggregate(counting())`` under EXACTLY_ONCE, the sampled words into a list sink."""
+    .rollingAggregate(counting())`` under EXACTLY_ONCE, the sampled words into a list sink; on
+    the Spark Connect server at ``remote`` where given (this process a client without a SparkContext)."""
+    from pyspark import SparkContext
+
     from sparkjet import AggregateOperations, Jet, JobConfig, Pipeline, ProcessingGuarantee, Sinks, Sources, wholeItem
     from sparkjet.planner import JobStatus
 
-    jet = Jet(master=MASTER)
+    jet = Jet(master=MASTER) if remote is None else Jet(remote=remote)
     spark = jet.spark()
     progress = Progress()
     spark.streams.addListener(progressListener(progress))
@@ -246,6 +251,8 @@ def sparkjet(config: dict, control: pathlib.Path) -> dict:
         job.join()
     except Exception as error:  # cancelled, as asked; anything else is reported
         outcome["ended"] = f"{type(error).__name__}: {error}"
+    if remote is not None and SparkContext._active_spark_context is not None:
+        raise RuntimeError("a classic SparkContext started in the Spark Connect client")
     return finish(outcome, progress, spark, jet.shutdown)
 
 
@@ -304,10 +311,14 @@ def finish(outcome: dict, progress: Progress, spark, stop) -> dict:
 
 VARIANTS = {
     "sparkjet": sparkjet,
+    "sparkjet-connect": lambda config, control: sparkjet(config, control, config["remote"]),
     "ss-hdfs": lambda config, control: structuredStreaming(config, control, "hdfs", pandasState=False),
     "ss-rocksdb": lambda config, control: structuredStreaming(config, control, "rocksdb", pandasState=False),
     "ss-pandas-state": lambda config, control: structuredStreaming(config, control, "hdfs", pandasState=True),
 }
+
+REMOTE_VARIANTS = frozenset({"sparkjet-connect"})
+"""The variants that run as clients of a Spark Connect server (``config["remote"]``), whose driver's memory is not sampled."""
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -318,7 +329,12 @@ def main(argv: list[str] | None = None) -> None:
         # pandas and pyarrow, installed apart for this benchmark: the JVM and its Python workers inherit it
         os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [config["pythonPath"], os.environ.get("PYTHONPATH")]))
         sys.path.insert(0, config["pythonPath"])
-    outcome = VARIANTS[name](config, control)
+    try:
+        outcome = VARIANTS[name](config, control)
+    except BaseException:
+        traceback.print_exc()
+        sys.stderr.flush()
+        os._exit(1)  # a failed run's threads (a Connect client's whose query never started) keep a process alive
     (control / "result.json").write_text(json.dumps(outcome))
 
 
