@@ -447,11 +447,8 @@ class UrlCheckpointStorage:
         readable by you alone, as Hadoop makes them)."""
         if localPathOf(self.location) is not None:
             makeDirectories(self._files.reach(directory)[1])
-            return
-        parts = [part for part in directory.split("/") if part]
-        for depth in range(1, len(parts) + 1):
-            with contextlib.suppress(FileExistsError):
-                self._files.makeDirectory("/".join(parts[:depth]))
+        else:
+            self._files.makeDirectories(directory)
 
     def _removeFile(self, name: str) -> None:
         """Remove file ``name``, if it is there, and its checksum."""

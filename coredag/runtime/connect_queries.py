@@ -25,7 +25,7 @@ import attrs
 POLL_SECONDS = 0.025
 """How often the function looks for the client's answer, and the client for a micro-batch handed over."""
 
-LEASE_RENEW_SECONDS = 1.0
+LEASE_RENEW_SECONDS = 5.0
 """How often the client renews its lease while its run lives."""
 
 LEASE_SECONDS = 30.0

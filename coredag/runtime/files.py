@@ -109,6 +109,9 @@ class Files(Protocol):
     def makeDirectory(self, name: str) -> None:
         """Make directory ``name``, whose parent exists; FileExistsError if ``name`` exists."""
 
+    def makeDirectories(self, name: str = "") -> None:
+        """Make directory ``name`` (the root itself by default) and those missing above it."""
+
     def move(self, name: str, to: str) -> None:
         """Rename file ``name`` to ``to``, replacing a file there."""
 
@@ -178,6 +181,10 @@ class LocalFiles:
     def makeDirectory(self, name: str, mode: int = 0o777) -> None:
         """Make directory ``name`` with ``mode``; FileExistsError if ``name`` exists."""
         os.mkdir(self.path(name), mode)
+
+    def makeDirectories(self, name: str = "") -> None:
+        """Make directory ``name`` (the root itself by default) and those missing above it, readable by you alone."""
+        makeDirectories(self.path(name))
 
     def move(self, name: str, to: str) -> None:
         """Rename file ``name`` to ``to``, replacing a file there."""
@@ -254,6 +261,11 @@ class UrlFiles:
         """Return file ``name`` opened to be written as it goes, in binary (its directory exists)."""
         fileSystem, path = self.reach(name)
         return fileSystem.open(path, "wb")
+
+    def makeDirectories(self, name: str = "") -> None:
+        """Make directory ``name`` (the root itself by default) and those missing above it."""
+        fileSystem, path = self.reach(name)
+        fileSystem.makedirs(path, exist_ok=True)
 
     def makeDirectory(self, name: str) -> None:
         """Make directory ``name``, whose parent exists; FileExistsError if ``name`` exists
