@@ -124,7 +124,9 @@ class RelayedQuery:
         self._spark, self._prefix, self._onMicroBatch = spark, prefix, onMicroBatch
         self._database = globalViews(spark)
         self._query = None
-        self._answered: set[int] = set()
+        self._lastAnswered = -1
+        """The micro-batch answered last: Spark hands them over one at a time, in order, and its
+        view may still be listed a moment after the answer."""
         self._stopping = threading.Event()
         self.failure: BaseException | None = None
         """What broke the relay (the server gone, say); the query's waiters raise it."""
@@ -183,7 +185,7 @@ class RelayedQuery:
                 listed = self._spark.catalog.listTables(self._database, rowsViews)
                 waiting = sorted(int(table.name.rsplit("_", 1)[1]) for table in listed)
                 for batchId in waiting:
-                    if batchId not in self._answered and not self._stopping.is_set():
+                    if batchId > self._lastAnswered and not self._stopping.is_set():
                         self._answer(batchId, self._run(batchId))
                 self._stopping.wait(POLL_SECONDS)
         except Exception as error:
@@ -201,7 +203,7 @@ class RelayedQuery:
     def _answer(self, batchId: int, failure: str | None) -> None:
         literal = "CAST(NULL AS STRING)" if failure is None else _sqlString(failure)
         self._view(f"answer_{batchId}", f"{literal} AS failure")
-        self._answered.add(batchId)
+        self._lastAnswered = batchId
 
     def _renew(self) -> None:
         """Renew the lease every ``LEASE_RENEW_SECONDS`` until the query stops."""
