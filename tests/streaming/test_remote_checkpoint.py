@@ -6,13 +6,16 @@ written and read by the tasks themselves through fsspec. The file system here is
 fsspec too (``UrlCheckpointStorage``), the query checkpoint through Hadoop in the server."""
 
 import concurrent.futures
+import errno
 import logging
+import os
 import pathlib
 import pickle
 import threading
 
 import pytest
 from pyftpdlib.authorizers import DummyAuthorizer
+from pyftpdlib.filesystems import AbstractedFS
 from pyftpdlib.handlers import FTPHandler
 from pyftpdlib.servers import ThreadedFTPServer
 from pyspark.sql.utils import is_remote
@@ -27,6 +30,17 @@ from tests.streaming.test_exported_snapshots import runningCounts
 from tests.streaming.test_stream_jobs import dropFile, eventually
 
 
+class OwnCwdFilesystem(AbstractedFS):
+    """pyftpdlib's file system, but a client's CWD changes that client's directory alone:
+    pyftpdlib's own changes the process's working directory and changes it back, which, with a
+    threaded server's handlers interleaving, can leave the test process in a removed directory."""
+
+    def chdir(self, path: str) -> None:
+        if not os.path.isdir(path):
+            raise FileNotFoundError(errno.ENOENT, "No such directory", path)
+        self.cwd = self.fs2ftp(path)
+
+
 @pytest.fixture
 def ftpRoot(tmp_path):
     """Serve ``tmp_path / "ftp"`` over FTP on a free local port; yield the directory and its URL."""
@@ -34,7 +48,7 @@ def ftpRoot(tmp_path):
     served.mkdir()
     authorizer = DummyAuthorizer()
     authorizer.add_user("jet", "secret", str(served), perm="elradfmwMT")
-    handler = type("Handler", (FTPHandler,), {"authorizer": authorizer})
+    handler = type("Handler", (FTPHandler,), {"authorizer": authorizer, "abstracted_fs": OwnCwdFilesystem})
     logging.getLogger("pyftpdlib").setLevel(logging.WARNING)
     server = ThreadedFTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, kwargs={"timeout": 0.2}, daemon=True)
