@@ -122,7 +122,7 @@ class Trace:
         walk, homes = [], []
         for step, call in enumerate(spine):
             walk.append(call)
-            homes.append(None)
+            homes.append(self.calls[spine[step - 1]]["file"] if step else None)
             following = spine[step + 1] if step + 1 < len(spine) else None
             for child in children[call]:
                 if following is not None and child >= self.calls[following]["since"]:
@@ -145,8 +145,8 @@ class Trace:
 
 def figures(walk: list[tuple[str, str]], homes: list[str | None] | None = None) -> dict:
     """Return the stops, files, climbs back and planner/runtime crossings of a walk; ``homes``:
-    for each step that is a spine function's callee, that function's file (a callee there is
-    the caller read on, not a climb back)."""
+    for each step, the file of the function that called it (a step there is the caller read on,
+    not a climb back)."""
     files = [file for file, _ in walk]
     homes = homes or [None] * len(walk)
     moves = [number for number in range(len(files)) if number == 0 or files[number - 1] != files[number]]
