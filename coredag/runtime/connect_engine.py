@@ -4,6 +4,7 @@ session. Vertices run in ``mapInArrow`` over Arrow batches of pickled items, edg
 the classic engine's, figures travel beside the data (see ``engine.Engine``)."""
 
 import contextlib
+import re
 import threading
 import time
 import weakref
@@ -33,6 +34,24 @@ from sparkjet.coredag.runtime.server_directories import ServerOutputDirectory
 from sparkjet.coredag.runtime.terminal_outputs import abortOutputs
 
 _parallelisms: "weakref.WeakKeyDictionary[SparkSession, int]" = weakref.WeakKeyDictionary()
+
+
+LOCAL_MASTER = re.compile(r"local(?:\[(\d+)(?:,\s*\d+)?\])?")
+"""A local master with its threads given: ``local``, ``local[N]``, ``local[N,F]``."""
+
+
+def configuredParallelism(setting: Callable[[str], str | None]) -> int | None:
+    """Return how many partitions a server splits a range into, as its settings (``setting(key)``,
+    None where unset) say it, as Spark decides it: ``spark.sql.leafNodeDefaultParallelism``, else
+    ``spark.default.parallelism``, else a local master's threads; None where only a job can tell
+    (a cluster, ``local[*]``)."""
+    for key in ("spark.sql.leafNodeDefaultParallelism", "spark.default.parallelism"):
+        if (value := setting(key)) is not None:
+            return int(value)
+    local = LOCAL_MASTER.fullmatch((setting("spark.master") or "").strip())
+    if local is None:
+        return None
+    return int(local.group(1) or 1)
 
 
 class ConnectJobControl(JobControl):
@@ -80,11 +99,14 @@ class ConnectEngine:
 
     def _defaultParallelism(self) -> int:
         """Return the server's default parallelism: the partitions of a range it splits as it
-        likes (asked once per session, with a one-task job)."""
+        likes, as its settings say it (``configuredParallelism``), else as a one-task job finds
+        (asked once per session)."""
         if self.spark not in _parallelisms:
-            partitions = self.spark.range(0, 1 << 16).select(F.spark_partition_id().alias("p"))
-            partitions = partitions.agg(F.countDistinct("p"))
-            _parallelisms[self.spark] = int(partitions.collect()[0][0])
+            configured = configuredParallelism(lambda key: self.spark.conf.get(key, None))
+            if configured is None:
+                partitions = self.spark.range(0, 1 << 16).select(F.spark_partition_id().alias("p"))
+                configured = int(partitions.agg(F.countDistinct("p")).collect()[0][0])
+            _parallelisms[self.spark] = configured
         return _parallelisms[self.spark]
 
     def jobControl(self, jobName: str) -> ConnectJobControl:

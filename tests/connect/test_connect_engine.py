@@ -16,7 +16,7 @@ from sparkjet.coredag import DAG, AbstractProcessor, Edge, OutputError, UserFunc
 from sparkjet.coredag.api.standard import preflightDag
 from sparkjet.coredag.processors.sinks import DataFrameSinkP, FilesSinkP, ListSinkP
 from sparkjet.coredag.processors.sources import ItemsP
-from sparkjet.coredag.runtime.connect_engine import ConnectEngine
+from sparkjet.coredag.runtime.connect_engine import ConnectEngine, configuredParallelism
 from sparkjet.coredag.runtime.engine import engineOf
 from sparkjet.coredag.runtime.physical_plan import physicalPlan
 from sparkjet.planner.planning import planOf
@@ -204,3 +204,12 @@ def test_the_physical_plan_takes_the_servers_default_parallelism(engine):
     source = dag.newVertex("source", ItemsP(tuple(range(10))))
     dag.edge(Edge.between(source, dag.newVertex("sink", ListSinkP("planned"))))
     assert engine.physicalPlan(dag).sessionParallelism == 2, "the server runs local[2]"
+
+
+def test_the_servers_settings_give_the_parallelism_a_job_finds(connect):
+    """The one-task job the engine no longer runs on a local server answers what the settings say."""
+    from pyspark.sql import functions as F
+
+    partitions = connect.range(0, 1 << 16).select(F.spark_partition_id().alias("p")).agg(F.countDistinct("p"))
+    assert configuredParallelism(lambda key: connect.conf.get(key, None)) == partitions.collect()[0][0] == 2
+
