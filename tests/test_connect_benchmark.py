@@ -1,4 +1,4 @@
-"""The Spark Connect word-count benchmark's command line."""
+"""The Spark Connect benchmarks: the word count's command line, the first-job harness's phase timers."""
 
 from benchmarks.connect import arguments
 
