@@ -4,7 +4,6 @@ session. Vertices run in ``mapInArrow`` over Arrow batches of pickled items, edg
 the classic engine's, figures travel beside the data (see ``engine.Engine``)."""
 
 import contextlib
-import re
 import threading
 import time
 import weakref
@@ -31,13 +30,10 @@ from sparkjet.coredag.runtime.output_directory import LocalOutputDirectory, UrlO
 from sparkjet.coredag.runtime.physical_plan import PhysicalPlan, measureInputBytes, physicalPlan, terminalOutputOf
 from sparkjet.coredag.runtime.processor_state import statesByVertex
 from sparkjet.coredag.runtime.server_directories import ServerOutputDirectory
+from sparkjet.coredag.runtime.session import localThreads
 from sparkjet.coredag.runtime.terminal_outputs import abortOutputs
 
 _parallelisms: "weakref.WeakKeyDictionary[SparkSession, int]" = weakref.WeakKeyDictionary()
-
-
-LOCAL_MASTER = re.compile(r"local(?:\[(\d+)(?:,\s*\d+)?\])?")
-"""A local master with its threads given: ``local``, ``local[N]``, ``local[N,F]``."""
 
 
 def configuredParallelism(setting: Callable[[str], str | None]) -> int | None:
@@ -48,10 +44,8 @@ def configuredParallelism(setting: Callable[[str], str | None]) -> int | None:
     for key in ("spark.sql.leafNodeDefaultParallelism", "spark.default.parallelism"):
         if (value := setting(key)) is not None:
             return int(value)
-    local = LOCAL_MASTER.fullmatch((setting("spark.master") or "").strip())
-    if local is None:
-        return None
-    return int(local.group(1) or 1)
+    threads = localThreads(setting("spark.master") or "")
+    return None if threads in (None, "*") else int(threads)
 
 
 class ConnectJobControl(JobControl):

@@ -63,7 +63,14 @@ API_MODE_VARIABLE = "SPARK_API_MODE"
 ``--conf spark.api.mode=connect``): ``connect`` makes a session started on a master a Spark
 Connect session of a server started in this process."""
 
-_LOCAL_MASTER = re.compile(r"local(?:\[(\*|\d+)(?:,(\d+))?\])?")
+_LOCAL_MASTER = re.compile(r"local(?:\[(\*|\d+)(?:\s*,\s*(\d+))?\])?")
+"""A local master, as Spark reads one: ``local``, ``local[N]``, ``local[*]``, ``local[N, F]``."""
+
+
+def localThreads(master: str) -> str | None:
+    """Return the threads a local ``master`` names (``"2"``, ``"*"``; ``local`` is ``"1"``), None for another master."""
+    match = _LOCAL_MASTER.fullmatch(master.strip())
+    return None if match is None else match.group(1) or "1"
 
 
 def retryingMaster(master: str) -> str:
@@ -84,10 +91,9 @@ def sameMaster(requested: str, running: str) -> bool:
 
 
 def _threads(master: str) -> str:
-    match = _LOCAL_MASTER.fullmatch(master.strip())
-    if match is None:
+    threads = localThreads(master)
+    if threads is None:
         return master.strip()
-    threads = match.group(1) or "1"
     return f"local[{os.cpu_count() if threads == '*' else threads}]"
 
 
