@@ -6,42 +6,47 @@ the tests compare the two engines' answers and figures."""
 import base64
 import os
 import pickle
-import socket
 import subprocess
 import sys
 import threading
 
 import pytest
 
-from tests.conftest import CONNECT, PROJECT
+from tests.conftest import CONNECT, PROJECT, freePort, givenJavaOptions
 from tests.connect.classic_runs import runOnClassicEngine
 from tests.connect.streams import runMicroBatchesOnClassicEngine
 
 SERVER = PROJECT / "tests" / "connect" / "connect_server.py"
+PORT_ATTEMPTS = 3
+"""Ports tried: another process can take the free port found before the server binds it."""
 
 
 class ConnectServer:
     """The server's process: its URL, and the classic engine's runs it makes on request."""
 
     def __init__(self, logDirectory) -> None:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
         paths = [str(PROJECT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
-        environment = {
-            name: value for name, value in os.environ.items()
-            if name not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_API_MODE")
-        }
+        with givenJavaOptions():  # a JVM for the whole run: its JIT's code cache fills up under the short-lived options
+            environment = {
+                name: value for name, value in os.environ.items()
+                if name not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_API_MODE")
+            }
         environment |= {"PYSPARK_PYTHON": sys.executable, "PYTHONPATH": os.pathsep.join(paths)}
-        self._log = open(logDirectory / "server.log", "w")
-        self._process = subprocess.Popen(
-            [sys.executable, str(SERVER), str(self.port)], env=environment, text=True,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
-        )
         self._lock = threading.Lock()
-        ready = self._process.stdout.readline()
-        log = (logDirectory / "server.log").read_text() if ready != "ready\n" else ""
-        assert ready == "ready\n", f"the Connect server did not start: {log[-3000:]}"
+        for attempt in range(PORT_ATTEMPTS):
+            self.port = freePort()
+            self._log = open(logDirectory / "server.log", "w")
+            self._process = subprocess.Popen(
+                [sys.executable, str(SERVER), str(self.port)], env=environment, text=True,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
+            )
+            if self._process.stdout.readline() == "ready\n":
+                return
+            self._process.wait()
+            self._log.close()
+            log = (logDirectory / "server.log").read_text()
+            if "available port" not in log or attempt == PORT_ATTEMPTS - 1:
+                raise AssertionError(f"the Connect server did not start: {log[-3000:]}")
 
     @property
     def url(self) -> str:
