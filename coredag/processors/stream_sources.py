@@ -218,11 +218,11 @@ class FileWatcherP(StreamSourceP):
         """Return the micro-batch's files still there, as ``(url, size, modified)`` rows for the
         workers to read, in the order they appeared (modified, then name): the driver lists them,
         checks them and warns of those being written. Spark's file source gives them largest
-        first, and a later file read before an earlier one makes the earlier one's events late."""
+        first, and a later file read before an earlier one makes the earlier one's events late.
+        The rows are the driver's own list, so no Spark job sorts them again."""
         files = super().microBatchRows(rows)
-        listed = self.listedFiles(files)
-        gone = [file.url for file in set(listed) - set(self.checkedFiles(listed))]
-        return (files.where(~files.text.isin(gone)) if gone else files).orderBy("sequence", "text")
+        kept = self.checkedFiles(self.listedFiles(files))
+        return files.sparkSession.createDataFrame([(file.url, file.size, file.modified) for file in kept], files.schema)
 
     def listedFiles(self, files) -> list[ListedFile]:
         """Return the ``files`` Spark's source gave this micro-batch, oldest first; a file deleted

@@ -209,3 +209,34 @@ def test_the_files_one_micro_batch_takes_are_read_in_the_order_they_appeared(jet
     job.cancel()
     assert Counter({(result.start, result.key): result.result for result in results}) == expected
     assert len(results) == len(expected), "each window is emitted once"
+
+
+def sparkJobsOf(spark, group: str, run) -> int:
+    """Return how many Spark jobs ``run()`` starts (in Spark job group ``group``)."""
+    sc = spark.sparkContext
+    sc.setJobGroup(group, "counted")
+    try:
+        run()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    return len(sc.statusTracker().getJobIdsForGroup(group))
+
+
+def test_a_micro_batchs_files_are_put_in_order_by_the_driver_without_a_spark_job(spark, watched):
+    """Listing the files is one Spark job and reading them another; their order costs none
+    (a DataFrame's orderBy cost a sampling job and a shuffle every micro-batch)."""
+    for number, modified in enumerate([30, 10, 20]):
+        dropFile(watched, f"{number}.txt", [f"line {number}"])
+        os.utime(watched / f"{number}.txt", (1_700_000_000 + modified, 1_700_000_000 + modified))
+    watcher = next(
+        vertex.processorSupplier for vertex in plan(watching(watched, "unused")).dag.vertices()
+        if isinstance(vertex.processorSupplier, FileWatcherP)
+    )
+    listed = watcher.streamRows(
+        spark.read.format("binaryFile").load(str(watched)), text="path", eventTime="length",
+        sequence="unix_millis(modificationTime)",
+    )
+    read = []
+    jobs = sparkJobsOf(spark, "file-order", lambda: read.extend(watcher.microBatchRows(listed).rdd.collect()))
+    assert [os.path.basename(row.text) for row in read] == ["1.txt", "2.txt", "0.txt"]
+    assert jobs == 2
