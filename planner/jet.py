@@ -15,7 +15,7 @@ import attrs
 
 from sparkjet.coredag.api.capabilities import readsStream
 from sparkjet.coredag.api.standard import preflightDag
-from sparkjet.coredag.errors import DagError, Interrupted, JobError, SessionError, SparkjetError, StoppedByShutdown
+from sparkjet.coredag.errors import Interrupted, JobError, SessionError, SparkjetError, StoppedByShutdown
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics
 from sparkjet.coredag.runtime.stream.state_directory import snapshotName
@@ -344,31 +344,28 @@ class Jet:
         return job
 
     def _start(self, jobName: str, planned: Plan, config: JobConfig) -> Job:
-        """Check the inputs and outputs of ``planned``, fix its physical plan on the session and
-        start running it in a thread (a stream job with a guarantee from its checkpoint)."""
+        """Take ``jobName`` (a job refused for it touches nothing), check the inputs and outputs
+        of ``planned``, fix its physical plan on the session and start running it in a thread (a
+        stream job with a guarantee from its checkpoint, which it holds until it ends)."""
         from sparkjet.planner.assertions import JobAssertions
 
         engine = self._engine()
+        control = self._register(jobName, engine)
         start = None
-        if readsStream(planned.dag):
-            from sparkjet.coredag.runtime.stream.stream_job import StreamJob, streamStart
+        try:
+            if readsStream(planned.dag):
+                from sparkjet.coredag.runtime.stream.stream_job import StreamJob, streamJobStart
 
-            start = streamStart(jobName, planned.dag, config, self.spark)
-            planned = attrs.evolve(planned, dag=start.dag)
-        elif config.getInitialSnapshotName() is not None:
-            raise JobError(
-                f"Job '{jobName}': setInitialSnapshotName('{config.getInitialSnapshotName()}') is for stream "
-                "jobs; this one reads no stream, so it has no state to start from"
-            )
-        dag = preflightDag(planned.dag)
-        try:
+                start = streamJobStart(jobName, planned.dag, config)
+                planned = attrs.evolve(planned, dag=start.dag)
+            elif config.getInitialSnapshotName() is not None:
+                raise JobError(
+                    f"Job '{jobName}': setInitialSnapshotName('{config.getInitialSnapshotName()}') is for stream "
+                    "jobs; this one reads no stream, so it has no state to start from"
+                )
+            dag = preflightDag(planned.dag)
             physical = engine.physicalPlan(dag)
-        except DagError as error:  # as in Jet, a DAG that cannot run at these parallelisms fails the job
-            return Job(jobName, planned, _failed(error))
-        control = engine.jobControl(jobName)
-        planned = attrs.evolve(planned, physical=physical)
-        self._register(jobName, control)
-        try:
+            planned = attrs.evolve(planned, physical=physical)
             assertions = JobAssertions(dag)
             if start is not None:
                 stream = StreamJob(
@@ -380,6 +377,8 @@ class Jet:
             running = self._executor.submit(self._finally, batch, jobName, control)
             return self._started(Job(jobName, planned, running, control))
         except BaseException:
+            if start is not None:
+                start.release()
             self._unregister(jobName, control)
             raise
 
@@ -424,9 +423,10 @@ class Jet:
             for listName, items in lists.items():
                 self._lists.setdefault(listName, []).extend(items)
 
-    def _register(self, jobName: str, control: "JobControl") -> None:
-        """Note ``jobName`` as running, and cancelled by Ctrl-C; refuse it if a running job of
-        this client has it, as Jet does."""
+    def _register(self, jobName: str, engine: "Engine") -> "JobControl":
+        """Note ``jobName`` as running and return its job's new control on ``engine``, cancelled
+        by Ctrl-C; refuse it if a running job of this client has it, as Jet does."""
+        control = engine.jobControl(jobName)
         with self._lock:
             if jobName in self._running:
                 raise JobError(
@@ -435,6 +435,7 @@ class Jet:
                 )
             self._running.add(jobName)
         interruptCancelsJobs.add(control)
+        return control
 
     def _unregister(self, jobName: str, control: "JobControl") -> None:
         with self._lock:
@@ -515,10 +516,4 @@ class Jet:
 def _completed() -> concurrent.futures.Future:
     future: concurrent.futures.Future = concurrent.futures.Future()
     future.set_result(None)
-    return future
-
-
-def _failed(error: Exception) -> concurrent.futures.Future:
-    future: concurrent.futures.Future = concurrent.futures.Future()
-    future.set_exception(error)
     return future

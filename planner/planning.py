@@ -32,10 +32,6 @@ from sparkjet.planner.lowering import NO_STAGE, VertexRole, lowerToDag
 _EMPTY_GRAPH = PipelineGraph((), ())
 
 
-def _readOnly(roles: Mapping[str, VertexRole]) -> Mapping[str, VertexRole]:
-    return types.MappingProxyType(dict(roles))
-
-
 @attrs.frozen(eq=False, repr=False)
 class Plan:
     """A planned job, as a value: the pipeline graph uniquely named (``named``) and fused
@@ -50,7 +46,8 @@ class Plan:
     named: PipelineGraph
     fused: PipelineGraph
     dag: DAG
-    roles: Mapping[str, VertexRole] = attrs.field(converter=_readOnly)
+    roles: Mapping[str, VertexRole]
+    """Read-only: ``plan`` and ``ofDag`` give it as a mapping proxy."""
     reasons: tuple[str, ...] = ()
     physical: PhysicalPlan | None = None
 
@@ -61,7 +58,7 @@ class Plan:
     @classmethod
     def ofDag(cls, dag: DAG) -> "Plan":
         """Return the plan of a Core DAG built by hand: no stages, no reasons."""
-        return cls(_EMPTY_GRAPH, _EMPTY_GRAPH, dag, {})
+        return cls(_EMPTY_GRAPH, _EMPTY_GRAPH, dag, types.MappingProxyType({}))
 
     def hasStages(self) -> bool:
         """Return whether the plan came from a pipeline (a DAG built by hand has no stages)."""
@@ -159,7 +156,8 @@ def plan(pipeline: Pipeline) -> Plan:
     named = rejectDanglingStages(makeNamesUnique(pipeline.graph()))
     fused = fuseStatelessChains(named)
     lowered = lowerToDag(fused)
-    return Plan(named, fused, lowered.dag, lowered.roles, fusionReasons(named) + lowered.reasons)
+    roles = types.MappingProxyType(dict(lowered.roles))
+    return Plan(named, fused, lowered.dag, roles, fusionReasons(named) + lowered.reasons)
 
 
 @functools.singledispatch

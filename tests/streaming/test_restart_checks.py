@@ -16,7 +16,9 @@ from collections import Counter
 import pytest
 from pyspark.sql.utils import is_remote
 
-from sparkjet import AggregateOperations, Jet, JobConfig, Pipeline, ProcessingGuarantee, Sinks, Sources, UserFunctionError
+from sparkjet import (
+    AggregateOperations, Jet, JobConfig, JobError, Pipeline, ProcessingGuarantee, Sinks, Sources, UserFunctionError,
+)
 from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError
 from tests.conftest import eventually
 from tests.streaming.test_stream_jobs import dropFile
@@ -136,6 +138,21 @@ def test_a_second_job_on_a_checkpoint_in_use_is_refused_and_the_first_goes_on(je
             jet.newJob(runningCounts(watched, "second"), guaranteed(checkpoint, "other"))
         dropFile(watched, "e.txt", ["ant"])
         eventually(lambda: ("ant", 3) in jet.getList("first"))
+
+
+def test_a_job_refused_for_its_name_leaves_its_checkpoint_free_while_its_error_is_kept(jet, keptCheckpoint, tmp_path):
+    """A job refused because a running job has its name writes nothing in its own checkpoint and
+    holds no lock on it, even while its error (and the frames it names) is kept, as a notebook
+    keeps the last one."""
+    watched, checkpoint = keptCheckpoint
+    other = tmp_path / "other-checkpoint"
+    with cancelledAtTheEnd(jet.newJob(runningCounts(watched, "named"), guaranteed(checkpoint))):
+        with pytest.raises(JobError, match=r"^A job named 'counts' is already running") as refused:
+            jet.newJob(runningCounts(watched, "refused"), guaranteed(other))
+        assert not other.exists(), "the refused job wrote nothing there (no shape its successor must fit)"
+        with cancelledAtTheEnd(jet.newJob(runningCounts(watched, "freed"), guaranteed(other, "freed"))):
+            eventually(lambda: ("boom", 1) in jet.getList("freed"))
+        assert refused.value is not None
 
 
 def test_a_checkpoint_whose_commit_log_was_removed_is_refused(jet, keptCheckpoint):

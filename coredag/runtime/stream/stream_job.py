@@ -13,7 +13,6 @@ from sparkjet.coredag.errors import JobError, StoppedByShutdown
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics
 from sparkjet.coredag.processors.sinks import FilesSinkP
-from sparkjet.coredag.model.user_paths import isHadoopUrl
 from sparkjet.coredag.runtime.cache import Cache
 from sparkjet.coredag.runtime.engine import Engine, JobControl
 from sparkjet.coredag.runtime.lifecycle import JobPhase, Lifecycle
@@ -55,6 +54,11 @@ class StreamJobStart:
     processingGuarantee: ProcessingGuarantee = ProcessingGuarantee.NONE
     """The job's guarantee, which its processors' contexts give."""
 
+    def release(self) -> None:
+        """Let go of the checkpoint: the job that was to start from it does not run."""
+        if self.lock is not None:
+            self.lock.release()
+
 
 class StreamConfig(Protocol):
     """What a stream job reads of its client's ``JobConfig`` when it is submitted."""
@@ -66,11 +70,10 @@ class StreamConfig(Protocol):
     def getInitialSnapshotName(self) -> str | None: ...
 
 
-def streamStart(jobName: str, dag: DAG, config: StreamConfig, startSession: Callable[[], object]) -> StreamJobStart:
+def streamJobStart(jobName: str, dag: DAG, config: StreamConfig) -> StreamJobStart:
     """Check stream job ``jobName`` before it runs (warning, when it is exactly once, of its
-    sinks that are not) and find what it starts from, as
-    ``config`` says: its initial snapshot and, with a guarantee, its checkpoint (a Hadoop URL is
-    reached through the session ``startSession`` starts)."""
+    sinks that are not) and find what it starts from, as ``config`` says: its initial snapshot
+    and, with a guarantee, its checkpoint, held from now on (see ``StreamJobStart.release``)."""
     processingGuarantee = config.getProcessingGuarantee()
     location = None if processingGuarantee is ProcessingGuarantee.NONE else config.checkpointLocation(jobName)
     initialSnapshotName = config.getInitialSnapshotName()
@@ -86,8 +89,6 @@ def streamStart(jobName: str, dag: DAG, config: StreamConfig, startSession: Call
     if location is not None:
         checkReplayable(dag, jobName)
         checkpoint = StreamCheckpoint(location)
-        if isHadoopUrl(checkpoint.location):
-            startSession()
         lock = checkpoint.open(jobName).lock(jobName)
         checkRestart(checkpoint, jobName, dag)
         claimed |= checkpoint.claimedOutputs()
@@ -174,10 +175,28 @@ class StreamJob:
         self._current = newRun(set())
 
     def run(self) -> JobMetrics:
-        """Run until the job ends; between a suspension and a resume, wait. The checkpoint is
-        the job's until then. A shutdown ends it with StoppedByShutdown, its checkpoint kept."""
+        """Run one run after the other until the job ends; between a suspension and a resume,
+        wait. Return the last run's figures. The checkpoint is the job's until then; a shutdown
+        ends it with StoppedByShutdown, its checkpoint kept."""
         try:
-            metrics = self._runs()
+            while True:
+                try:
+                    metrics = self._current.run()
+                except Exception:  # a micro-batch whose Spark jobs a shutdown cancelled: the job stops all the same
+                    if self._cancelledAfter is None or self._control.cancelled:
+                        raise
+                    raise StoppedByShutdown(self._stoppedMessage(self._cancelledAfter)) from None
+                if self._control.cancelled:  # a cancel that came as the run stopped ends the job all the same
+                    self._current.discardCheckpoint()
+                    raise self._control.cancellation()
+                if not self._current.suspended:
+                    break
+                if not self.lifecycle.awaitGoOn():
+                    if not self._control.cancelled:
+                        raise StoppedByShutdown(self._stoppedMessage())
+                    self._current.discardCheckpoint()
+                    raise self._control.cancellation()
+                self._current = self._newRun(self._current.claimedOutputs())
         except StoppedByShutdown:
             self.lifecycle.end(JobPhase.NOT_RUNNING)
             raise
@@ -190,27 +209,6 @@ class StreamJob:
                 self._lock.release()
         self.lifecycle.end(JobPhase.COMPLETED)
         return metrics
-
-    def _runs(self) -> JobMetrics:
-        """Run one run after the other until the job ends; return the last one's figures."""
-        while True:
-            try:
-                metrics = self._current.run()
-            except Exception:  # a micro-batch whose Spark jobs a shutdown cancelled: the job stops all the same
-                if self._cancelledAfter is None or self._control.cancelled:
-                    raise
-                raise StoppedByShutdown(self._stoppedMessage(self._cancelledAfter)) from None
-            if self._control.cancelled:  # a cancel that came as the run stopped ends the job all the same
-                self._current.discardCheckpoint()
-                raise self._control.cancellation()
-            if not self._current.suspended:
-                return metrics
-            if not self.lifecycle.awaitGoOn():
-                if not self._control.cancelled:
-                    raise StoppedByShutdown(self._stoppedMessage())
-                self._current.discardCheckpoint()
-                raise self._control.cancellation()
-            self._current = self._newRun(self._current.claimedOutputs())
 
     def shutDown(self) -> None:
         """Stop the job after its micro-batch in progress, its states saved and committed, and
