@@ -145,7 +145,7 @@ KILLED = textwrap.dedent(
     import os, signal, sys
     from sparkjet import Jet
     from sparkjet.coredag.runtime.stream.checkpoint import StreamCheckpoint
-    from sparkjet.coredag.runtime.stream.stream_run import StreamRun
+    from sparkjet.coredag.runtime.stream.micro_batch_loop import MicroBatchLoop
     from tests.streaming.test_two_phase_commit import exactlyOnce, transactionalPipeline
 
     watched, output, checkpoint, peeked, killAt = sys.argv[1:6]
@@ -162,11 +162,11 @@ KILLED = textwrap.dedent(
             return saved
         StreamCheckpoint.saveStates = dyingSave
     else:  # the next micro-batch starts: the snapshot is committed, its second phase not run
-        onMicroBatch = StreamRun._onMicroBatch
+        onMicroBatch = MicroBatchLoop.onMicroBatch
         def dyingOnMicroBatch(self, rows, batchId):
             dieWithItemsPrepared()
             return onMicroBatch(self, rows, batchId)
-        StreamRun._onMicroBatch = dyingOnMicroBatch
+        MicroBatchLoop.onMicroBatch = dyingOnMicroBatch
     pipeline = transactionalPipeline(watched, output, peeked == "peeked")
     Jet(master="local[2]").newJob(pipeline, exactlyOnce("transactional", checkpoint)).join()
     """

@@ -119,6 +119,8 @@ class MicroBatchLoop:
         self._closed = False
         """Whether the run stops: no micro-batch starts any more."""
         self._over = False
+        self.failure: BaseException | None = None
+        """What failed a micro-batch the query offered, which fails the job."""
 
     @property
     def opened(self) -> bool:
@@ -186,21 +188,26 @@ class MicroBatchLoop:
         with self._running:
             yield
 
-    @contextlib.contextmanager
-    def offered(self, batchId: int):
-        """Hold the loop for micro-batch ``batchId`` the query offers (see ``alone``); once the loop
-        closed, refuse it uncommitted: Spark runs it again when the job goes on."""
+    def onMicroBatch(self, rows, batchId: int) -> None:
+        """Run micro-batch ``batchId`` the query offers, the loop held (see ``alone``); once the
+        loop closed, refuse it uncommitted: Spark runs it again when the job goes on. A failure
+        is kept (``failure``), to fail the job with, and ends the query."""
         with self._running:
             if self._closed:
                 raise JobError(f"Job '{self._target.jobName}' is suspended: micro-batch {batchId} waits for its resume")
-            yield
+            try:
+                self.run(rows, batchId)
+            except BaseException as error:
+                self.failure = self.failure or error
+                self._removeFailedStateFiles()
+                raise
 
     def close(self) -> None:
         """Refuse new micro-batches, once the one in progress ended, whole."""
         with self._running:
             self._closed = True
 
-    def removeFailedStateFiles(self) -> None:
+    def _removeFailedStateFiles(self) -> None:
         """Remove the state files a failed micro-batch's tasks wrote, once they ended (on a full
         disk, its space goes back now): a restart goes on from those of the last committed
         micro-batch, which stay, with those of the last micro-batch run. A temporary checkpoint

@@ -71,7 +71,6 @@ class StreamRun:
         sourceVertices = streamSources(target.dag)
         self._sources = [vertex.processorSupplier for vertex in sourceVertices]
         self._finite = all(target.physical.vertex(vertex.name).capabilities.finite for vertex in sourceVertices)
-        self._failure: BaseException | None = None
 
         def deliver(lists: dict) -> None:
             publish(assertions.listItems(lists))
@@ -86,10 +85,7 @@ class StreamRun:
         checkpoint = self._checkpoint or temporaryCheckpoint(target.jobName)
         feeders, ended = [], False
         try:
-            for output in self._outputs.values():
-                output.claimOnce()
-            loop.open(checkpoint, self._checkpoint is not None, self._initialSnapshot)
-            feeders = self._startFeeders(checkpoint)
+            feeders = self._open(checkpoint)
             query = self._startQuery(checkpoint)
             self._lifecycle.started()
             self._awaitEnd(query, feeders)
@@ -143,8 +139,12 @@ class StreamRun:
         and late events, every micro-batch run."""
         return self._loop.metrics()
 
-    def _startFeeders(self, checkpoint: StreamCheckpoint) -> list:
-        """Start the driver's threads feeding the sources built from user functions."""
+    def _open(self, checkpoint: StreamCheckpoint) -> list:
+        """Claim the files sinks' directories, open the loop on ``checkpoint`` and start the
+        driver's threads feeding the sources built from user functions; return those threads."""
+        for output in self._outputs.values():
+            output.claimOnce()
+        self._loop.open(checkpoint, self._checkpoint is not None, self._initialSnapshot)
         for number in range(len(self._sources)):
             makeDirectories(checkpoint.sourceDirectory(number))
         feeders = [
@@ -157,7 +157,14 @@ class StreamRun:
         return feeders
 
     def _startQuery(self, checkpoint: StreamCheckpoint):
-        """Start the query reading every stream source, a micro-batch at a time."""
+        """Start the query reading every stream source, a micro-batch at a time for the loop."""
+        trigger = {"availableNow": True} if self._finite else {"processingTime": f"{triggerMillis()} milliseconds"}
+        return self._target.engine.startQuery(
+            self._rows(checkpoint), self._loop.onMicroBatch, checkpoint.queryLocation, self._target.jobName, trigger
+        )
+
+    def _rows(self, checkpoint: StreamCheckpoint):
+        """Return the rows of every stream source (and the heartbeat's, where the job needs one)."""
         spark = self._target.engine.spark
         frames = [
             source.streamingRows(spark, checkpoint.sourceDirectory(number))
@@ -165,11 +172,7 @@ class StreamRun:
         ]
         if not self._finite and needsHeartbeat(self._target.dag, self._target.physical):
             frames.append(self._heartbeat())
-        rows = functools.reduce(lambda left, right: left.unionByName(right), frames)
-        trigger = {"availableNow": True} if self._finite else {"processingTime": f"{triggerMillis()} milliseconds"}
-        return self._target.engine.startQuery(
-            rows, self._onMicroBatch, checkpoint.queryLocation, self._target.jobName, trigger
-        )
+        return functools.reduce(lambda left, right: left.unionByName(right), frames)
 
     def _heartbeat(self):
         """Return a row a second, read by no source: Spark runs no micro-batch without new
@@ -180,45 +183,33 @@ class StreamRun:
             "CAST(NULL AS BIGINT) AS eventTime", "CAST(NULL AS BIGINT) AS sequence",
         )
 
-    def _onMicroBatch(self, rows, batchId: int) -> None:
-        """Run the DAG over one micro-batch; a failure is kept, to fail the job with it, and ends
-        the query. Once the run stops for a suspension, a micro-batch is refused uncommitted
-        (Spark runs it again when the job goes on)."""
-        with self._loop.offered(batchId):
-            try:
-                self._loop.run(rows, batchId)
-            except BaseException as error:
-                sources = [unpeeked(vertex) for vertex in streamSources(self._target.dag)]
-                self._failure = self._failure or withItemOrigin(error, sources)
-                self._loop.removeFailedStateFiles()
-                raise
-
     def _awaitEnd(self, query, feeders: list) -> None:
         """Wait until the query ends (or stop it once the job is cancelled, an eventual
         assertion timed out or a source's function failed); raise what failed it."""
-        control = self._target.control
+        control, failure = self._target.control, None
         try:
-            while query.isActive and not control.cancelled and self._failure is None:
+            while query.isActive and not control.cancelled and failure is None:
                 if self._lifecycle.phase.stopsRun:
                     self._loop.close()  # the micro-batch in progress ends first, whole
                     self._loop.awaitCommitted()
                     break
                 self._awaitQuery(query)
                 self._assertions.checkTimeouts()
-                self._failure = self._failure or next((feeder.failure for feeder in feeders if feeder.failure), None)
+                failure = self._loop.failure or next((feeder.failure for feeder in feeders if feeder.failure), None)
         finally:
             query.stop()
         if control.cancelled:
             raise control.cancellation()
-        if self._failure is not None:
-            raise self._failure
+        failure = failure or self._loop.failure
+        if failure is not None:
+            raise withItemOrigin(failure, [unpeeked(vertex) for vertex in streamSources(self._target.dag)])
 
     def _awaitQuery(self, query) -> None:
         """Wait a moment for the query to end; a failure of its own (not of a micro-batch) fails the job."""
         try:
             query.awaitTermination(POLL_SECONDS)
         except Exception as error:
-            if self._failure is None and not self._target.control.cancelled:
+            if self._loop.failure is None and not self._target.control.cancelled:
                 raise JobError(f"Job '{self._target.jobName}': its streaming query failed: {error}") from error
 
 
