@@ -217,8 +217,9 @@ def sparkJobsOf(spark, group: str, run) -> int:
     sc.setJobGroup(group, "counted")
     try:
         run()
-    finally:
-        sc.setLocalProperty("spark.jobGroup.id", None)
+    finally:  # what setJobGroup set, cleared: later jobs of this thread are in no group, described by Spark
+        for name in ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel"):
+            sc.setLocalProperty(name, None)
     return len(sc.statusTracker().getJobIdsForGroup(group))
 
 
