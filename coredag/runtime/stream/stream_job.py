@@ -55,7 +55,7 @@ class StreamJobStart:
     """The job's guarantee, which its processors' contexts give."""
 
     def release(self) -> None:
-        """Let go of the checkpoint: the job that was to start from it does not run."""
+        """Let go of the checkpoint: the job ended, or does not run after all."""
         if self.lock is not None:
             self.lock.release()
 
@@ -152,7 +152,7 @@ class StreamJob:
     ) -> None:
         self.lifecycle = Lifecycle(jobName)
         control.whenCancelled(self.lifecycle.cancelled)
-        self._control, self._lock = control, start.lock
+        self._control, self._releaseCheckpoint = control, start.release
         self._engine, self._jobName, self._checkpoint = engine, jobName, start.checkpoint
         self._cancelledAfter: float | None = None
         """How long a shutdown waited for the micro-batch in progress before it cancelled its Spark jobs."""
@@ -205,8 +205,7 @@ class StreamJob:
             raise
         finally:
             self._homes.close()
-            if self._lock is not None:
-                self._lock.release()
+            self._releaseCheckpoint()
         self.lifecycle.end(JobPhase.COMPLETED)
         return metrics
 
