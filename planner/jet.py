@@ -351,34 +351,30 @@ class Jet:
 
         engine = self._engine()
         control = self._register(jobName, engine)
-        start = None
+        stream = None
         try:
             if readsStream(planned.dag):
-                from sparkjet.coredag.runtime.stream.stream_job import StreamJob, streamJobStart
+                from sparkjet.coredag.runtime.stream.stream_job import preparedStreamJob
 
-                start = streamJobStart(jobName, planned.dag, config)
-                planned = attrs.evolve(planned, dag=start.dag)
-            elif config.getInitialSnapshotName() is not None:
+                stream = preparedStreamJob(
+                    engine, jobName, planned.dag, config, control, self._publishLists, JobAssertions
+                )
+                planned = attrs.evolve(planned, dag=stream.start.dag, physical=stream.physical)
+                running = self._executor.submit(self._finally, stream.run, jobName, control)
+                return self._started(Job(jobName, planned, running, control, stream.metrics, stream))
+            if config.getInitialSnapshotName() is not None:
                 raise JobError(
                     f"Job '{jobName}': setInitialSnapshotName('{config.getInitialSnapshotName()}') is for stream "
                     "jobs; this one reads no stream, so it has no state to start from"
                 )
             dag = preflightDag(planned.dag)
             physical = engine.physicalPlan(dag)
-            planned = attrs.evolve(planned, physical=physical)
-            assertions = JobAssertions(dag)
-            if start is not None:
-                stream = StreamJob(
-                    engine, attrs.evolve(start, dag=dag), physical, jobName, control, self._publishLists, assertions
-                )
-                running = self._executor.submit(self._finally, stream.run, jobName, control)
-                return self._started(Job(jobName, planned, running, control, stream.metrics, stream))
-            batch = functools.partial(self._runBatch, engine, dag, physical, jobName, control, assertions)
+            batch = functools.partial(self._runBatch, engine, dag, physical, jobName, control, JobAssertions(dag))
             running = self._executor.submit(self._finally, batch, jobName, control)
-            return self._started(Job(jobName, planned, running, control))
+            return self._started(Job(jobName, attrs.evolve(planned, physical=physical), running, control))
         except BaseException:
-            if start is not None:
-                start.release()
+            if stream is not None:  # ready, but its thread never started: its checkpoint is let go
+                stream.start.release()
             self._unregister(jobName, control)
             raise
 

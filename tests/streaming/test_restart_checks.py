@@ -17,7 +17,7 @@ import pytest
 from pyspark.sql.utils import is_remote
 
 from sparkjet import (
-    AggregateOperations, Jet, JobConfig, JobError, Pipeline, ProcessingGuarantee, Sinks, Sources, UserFunctionError,
+    AggregateOperations, InputError, Jet, JobConfig, JobError, Pipeline, ProcessingGuarantee, Sinks, Sources, UserFunctionError,
 )
 from sparkjet.coredag.runtime.checkpoint_storage import CheckpointError
 from tests.conftest import eventually
@@ -153,6 +153,35 @@ def test_a_job_refused_for_its_name_leaves_its_checkpoint_free_while_its_error_i
         with cancelledAtTheEnd(jet.newJob(runningCounts(watched, "freed"), guaranteed(other, "freed"))):
             eventually(lambda: ("boom", 1) in jet.getList("freed"))
         assert refused.value is not None
+
+
+@pytest.mark.parametrize("refusal", ["its state does not fit", "its watched directory is gone", "no thread runs it"])
+def test_a_job_refused_after_taking_its_checkpoint_lets_go_of_it_while_its_error_is_kept(
+    jet, keptCheckpoint, monkeypatch, refusal
+):
+    """A stream job refused once it holds its checkpoint (the restart check, the preflight, its
+    thread not starting) lets go of it at once, even while its error is kept: the next job there
+    goes on from the checkpoint's state."""
+    watched, checkpoint = keptCheckpoint
+    pipeline, away = runningCounts(watched, "refused"), watched.with_name("away")
+    if refusal == "its state does not fit":
+        pipeline, expected = runningCounts(watched, "refused", AggregateOperations.summing(len)), CheckpointError
+    elif refusal == "its watched directory is gone":
+        watched.rename(away)
+        expected = InputError
+    else:
+        monkeypatch.setattr(jet._executor, "submit", lambda *args: (_ for _ in ()).throw(RuntimeError("no thread")))
+        expected = RuntimeError
+    try:
+        with pytest.raises(expected) as refused:
+            jet.newJob(pipeline, guaranteed(checkpoint))
+    finally:
+        monkeypatch.undo()
+        if away.exists():
+            away.rename(watched)
+    with cancelledAtTheEnd(jet.newJob(runningCounts(watched, "next"), guaranteed(checkpoint))):
+        eventually(lambda: ("boom", 1) in jet.getList("next"))
+    assert refused.value is not None
 
 
 def test_a_checkpoint_whose_commit_log_was_removed_is_refused(jet, keptCheckpoint):

@@ -1,4 +1,4 @@
-"""The driver's side of a stream job: it is checked and prepared (``stream_job.streamJobStart``),
+"""The driver's side of a stream job: it is checked and prepared (``stream_job.preparedStreamJob``),
 then run (``StreamJob``, its phase a ``lifecycle.Lifecycle``), one ``StreamRun`` at a time, each
 a Spark Structured Streaming query handing each micro-batch to a ``MicroBatchLoop``, which runs
 the job's Core DAG through the engine (``engine.Engine``), the only way it reaches Spark's jobs.

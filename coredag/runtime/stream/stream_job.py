@@ -9,6 +9,7 @@ from typing import Protocol
 import attrs
 
 from sparkjet.coredag.api.processor import ProcessingGuarantee
+from sparkjet.coredag.api.standard import preflightDag
 from sparkjet.coredag.errors import JobError, StoppedByShutdown
 from sparkjet.coredag.model.dag import DAG
 from sparkjet.coredag.model.metrics import JobMetrics
@@ -90,8 +91,12 @@ def streamJobStart(jobName: str, dag: DAG, config: StreamConfig) -> StreamJobSta
         checkReplayable(dag, jobName)
         checkpoint = StreamCheckpoint(location)
         lock = checkpoint.open(jobName).lock(jobName)
-        checkRestart(checkpoint, jobName, dag)
-        claimed |= checkpoint.claimedOutputs()
+        try:
+            checkRestart(checkpoint, jobName, dag)
+            claimed |= checkpoint.claimedOutputs()
+        except BaseException:  # refused: the checkpoint is let go now, not when its error is
+            lock.release()
+            raise
     return StreamJobStart(resumingOutputs(dag, claimed), checkpoint, initial, lock, processingGuarantee)
 
 
@@ -142,18 +147,36 @@ def startingSnapshot(name: str, jobName: str, dag: DAG) -> JobStateSnapshot:
     return snapshot
 
 
+def preparedStreamJob(
+    engine: Engine, jobName: str, dag: DAG, config: StreamConfig, control: JobControl,
+    publish: Callable[[dict[str, list]], None], assertionsOf: Callable[[DAG], Assertions],
+) -> "StreamJob":
+    """Return stream job ``jobName`` ready to run: checked and started as ``config`` says (see
+    ``streamJobStart``), its ``dag`` preflighted and its physical plan fixed on ``engine``; a job
+    that cannot start lets go of its checkpoint."""
+    start = streamJobStart(jobName, dag, config)
+    try:
+        preflighted = preflightDag(start.dag)
+        physical = engine.physicalPlan(preflighted)
+        return StreamJob(engine, start, preflighted, physical, jobName, control, publish, assertionsOf(preflighted))
+    except BaseException:
+        start.release()
+        raise
+
+
 class StreamJob:
     """A stream job's runs: one until the job ends, a new one after each resume or restart,
-    from the checkpoint the last one kept (without a guarantee, from the start, as in Jet)."""
+    from the checkpoint the last one kept (without a guarantee, from the start, as in Jet):
+    ``start`` is what it starts from (its plan shows that DAG), ``dag`` runs as ``physical`` says."""
 
     def __init__(
-        self, engine: Engine, start: StreamJobStart, physical: PhysicalPlan, jobName: str, control: JobControl,
-        publish: Callable[[dict[str, list]], None], assertions: Assertions,
+        self, engine: Engine, start: StreamJobStart, dag: DAG, physical: PhysicalPlan, jobName: str,
+        control: JobControl, publish: Callable[[dict[str, list]], None], assertions: Assertions,
     ) -> None:
+        self.start, self.physical = start, physical
         self.lifecycle = Lifecycle(jobName)
         control.whenCancelled(self.lifecycle.cancelled)
-        self._control, self._releaseCheckpoint = control, start.release
-        self._engine, self._jobName, self._checkpoint = engine, jobName, start.checkpoint
+        self._control, self._engine, self._jobName = control, engine, jobName
         self._cancelledAfter: float | None = None
         """How long a shutdown waited for the micro-batch in progress before it cancelled its Spark jobs."""
         self._filesSinks = [] if start.checkpoint is not None else [
@@ -162,7 +185,7 @@ class StreamJob:
 
         def newRun(claimed: set[str]) -> StreamRun:
             target = StreamTarget(
-                engine, resumingOutputs(start.dag, claimed), physical, jobName, control, start.processingGuarantee
+                engine, resumingOutputs(dag, claimed), physical, jobName, control, start.processingGuarantee
             )
             return StreamRun(
                 target, self.lifecycle, publish, assertions, self._homes, start.checkpoint, start.initialSnapshot
@@ -205,7 +228,7 @@ class StreamJob:
             raise
         finally:
             self._homes.close()
-            self._releaseCheckpoint()
+            self.start.release()
         self.lifecycle.end(JobPhase.COMPLETED)
         return metrics
 
@@ -227,16 +250,17 @@ class StreamJob:
             f" (its micro-batch in progress did not end within {cancelledAfter:g} s: its Spark jobs were "
             "cancelled, and it runs again then)"
         )
-        if self._checkpoint is None:
+        checkpoint = self.start.checkpoint
+        if checkpoint is None:
             return (
                 f"Job '{self._jobName}' was stopped by Jet.shutdown(); without a processing guarantee it keeps no "
                 f"snapshot: submitted again, it starts from the start of its sources, its state empty{cancelled}"
             )
-        committed = self._checkpoint.lastCommittedBatch()
+        committed = checkpoint.lastCommittedBatch()
         where = "before its first micro-batch" if committed is None else f"after micro-batch {committed}"
         return (
             f"Job '{self._jobName}' was stopped by Jet.shutdown() {where}, its snapshot committed in its checkpoint "
-            f"'{withoutPassword(self._checkpoint.location)}': submit it again with the same name and checkpoint "
+            f"'{withoutPassword(checkpoint.location)}': submit it again with the same name and checkpoint "
             f"location to go on from there{cancelled}"
         )
 

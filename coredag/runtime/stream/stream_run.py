@@ -71,6 +71,8 @@ class StreamRun:
         sourceVertices = streamSources(target.dag)
         self._sources = [vertex.processorSupplier for vertex in sourceVertices]
         self._finite = all(target.physical.vertex(vertex.name).capabilities.finite for vertex in sourceVertices)
+        self._trigger = {"availableNow": True} if self._finite else {"processingTime": f"{triggerMillis()} milliseconds"}
+        """When Spark starts a micro-batch: at once while a finite stream has input, else every trigger interval."""
 
         def deliver(lists: dict) -> None:
             publish(assertions.listItems(lists))
@@ -86,7 +88,9 @@ class StreamRun:
         feeders, ended = [], False
         try:
             feeders = self._open(checkpoint)
-            query = self._startQuery(checkpoint)
+            query = target.engine.startQuery(
+                self._rows(checkpoint), loop.onMicroBatch, checkpoint.queryLocation, target.jobName, self._trigger
+            )
             self._lifecycle.started()
             self._awaitEnd(query, feeders)
             if self.suspended:
@@ -155,13 +159,6 @@ class StreamRun:
         for feeder in feeders:
             feeder.start()
         return feeders
-
-    def _startQuery(self, checkpoint: StreamCheckpoint):
-        """Start the query reading every stream source, a micro-batch at a time for the loop."""
-        trigger = {"availableNow": True} if self._finite else {"processingTime": f"{triggerMillis()} milliseconds"}
-        return self._target.engine.startQuery(
-            self._rows(checkpoint), self._loop.onMicroBatch, checkpoint.queryLocation, self._target.jobName, trigger
-        )
 
     def _rows(self, checkpoint: StreamCheckpoint):
         """Return the rows of every stream source (and the heartbeat's, where the job needs one)."""
