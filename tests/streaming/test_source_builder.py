@@ -122,6 +122,33 @@ def test_a_failing_fill_function_fails_the_job_naming_the_source(jet):
         jet.newJob(p).join()
 
 
+@pytest.mark.spark
+def test_a_source_that_cannot_start_stops_the_sources_started_before_it(jet, monkeypatch):
+    """A job whose second built source cannot read its feed directory fails saying so, and the
+    first one, already fed by its thread, stops with it: destroyFn called, no thread left writing
+    files into the checkpoint."""
+    recover = FeedDirectory.recover
+
+    def unreadableSecond(feed):
+        if feed.path.endswith("source-1"):
+            raise PermissionError(f"[Errno 13] Permission denied: '{feed.path}'")
+        return recover(feed)
+
+    monkeypatch.setattr(FeedDirectory, "recover", unreadableSecond)
+    DESTROYED.clear()
+    p = Pipeline.create()
+    first, second = (
+        p.readFrom(SourceBuilder.stream(name, Counting).fillBufferFn(addThree).destroyFn(destroyed).build())
+        for name in ("first-feed", "second-feed")
+    )
+    first.withoutTimestamps().merge(second.withoutTimestamps()).writeTo(Sinks.noop())
+    with pytest.raises(PermissionError, match=r"Permission denied: '.*source-1'"):
+        jet.newJob(p).join()
+    feeding = [thread.name for thread in threading.enumerate() if thread.name.endswith("-feed")]
+    assert feeding == [], "a source's thread still feeds the failed job's checkpoint"
+    assert len(DESTROYED) == 1, "the source started first got destroyFn"
+
+
 def addOnce(state: list, buffer) -> None:
     if not state:
         state.append("added")

@@ -87,7 +87,9 @@ class StreamRun:
         checkpoint = self._checkpoint or temporaryCheckpoint(target.jobName)
         feeders, ended = [], False
         try:
-            feeders = self._open(checkpoint)
+            for feeder in self._open(checkpoint):
+                feeder.start()
+                feeders.append(feeder)  # stopped below, whatever fails after it started
             query = target.engine.startQuery(
                 self._rows(checkpoint), loop.onMicroBatch, checkpoint.queryLocation, target.jobName, self._trigger
             )
@@ -144,21 +146,18 @@ class StreamRun:
         return self._loop.metrics()
 
     def _open(self, checkpoint: StreamCheckpoint) -> list:
-        """Claim the files sinks' directories, open the loop on ``checkpoint`` and start the
-        driver's threads feeding the sources built from user functions; return those threads."""
+        """Claim the files sinks' directories, open the loop on ``checkpoint``; return the
+        driver's threads, not started, that feed the sources built from user functions."""
         for output in self._outputs.values():
             output.claimOnce()
         self._loop.open(checkpoint, self._checkpoint is not None, self._initialSnapshot)
         for number in range(len(self._sources)):
             makeDirectories(checkpoint.sourceDirectory(number))
-        feeders = [
+        return [
             feeder
             for number, source in enumerate(self._sources)
             if (feeder := source.feeder(self._target.jobName, checkpoint.sourceDirectory(number))) is not None
         ]
-        for feeder in feeders:
-            feeder.start()
-        return feeders
 
     def _rows(self, checkpoint: StreamCheckpoint):
         """Return the rows of every stream source (and the heartbeat's, where the job needs one)."""
