@@ -12,7 +12,12 @@ The views of one run, in the session's global temporary database, all named afte
 ``prefix`` (``sparkjet_<its query checkpoint's hash>_<the run's id>``): ``<prefix>_rows_<batch>``
 (the function's), ``<prefix>_answer_<batch>``, ``<prefix>_lease`` and ``<prefix>_stopped`` (the
 client's). A run removes them as it stops; a run of the same checkpoint removes those a killed
-client left, as it starts."""
+client left, as it starts.
+
+The client lists the views (a Spark job on the server each time) only until it finds the first
+micro-batch handed over; it looks each after it, the next number, up by name, which runs none.
+The function reads its answer and the lease as rows, Spark jobs of the query's session:
+benchmarks/CONNECT.md says why those stay."""
 
 import hashlib
 import threading
@@ -124,9 +129,6 @@ class RelayedQuery:
         self._spark, self._prefix, self._onMicroBatch = spark, prefix, onMicroBatch
         self._database = globalViews(spark)
         self._query = None
-        self._lastAnswered = -1
-        """The micro-batch answered last: Spark hands them over one at a time, in order, and its
-        view may still be listed a moment after the answer."""
         self._stopping = threading.Event()
         self.failure: BaseException | None = None
         """What broke the relay (the server gone, say); the query's waiters raise it."""
@@ -178,22 +180,33 @@ class RelayedQuery:
                 self._spark.catalog.dropGlobalTempView(table.name)
 
     def _relay(self) -> None:
-        """Run and answer each micro-batch handed over, oldest first, until the query stops."""
-        rowsViews = f"{self._prefix}_rows_*"
+        """Run and answer each micro-batch handed over until the query stops: Spark hands them
+        over one at a time, numbered one after the other from the first (the one after the last
+        committed, for a run that goes on)."""
         try:
+            batchId = None
             while not self._stopping.is_set():
-                listed = self._spark.catalog.listTables(self._database, rowsViews)
-                waiting = sorted(int(table.name.rsplit("_", 1)[1]) for table in listed)
-                for batchId in waiting:
-                    if batchId > self._lastAnswered and not self._stopping.is_set():
-                        self._answer(batchId, self._run(batchId))
-                self._stopping.wait(POLL_SECONDS)
+                batchId = self._firstHandedOver() if batchId is None else batchId
+                if batchId is not None and self._spark.catalog.tableExists(self._rowsView(batchId)):
+                    self._answer(batchId, self._run(batchId))
+                    batchId += 1
+                else:
+                    self._stopping.wait(POLL_SECONDS)
         except Exception as error:
             self.failure = self.failure or error
 
+    def _firstHandedOver(self) -> int | None:
+        """Return the number of the first micro-batch handed over to this run (None: none yet)."""
+        listed = self._spark.catalog.listTables(self._database, f"{self._prefix}_rows_*")
+        return min((int(table.name.rsplit("_", 1)[1]) for table in listed), default=None)
+
+    def _rowsView(self, batchId: int) -> str:
+        """Return the qualified name of the view of micro-batch ``batchId``'s rows."""
+        return f"{self._database}.{self._prefix}_rows_{batchId}"
+
     def _run(self, batchId: int) -> str | None:
         """Run micro-batch ``batchId``; return why it failed (None: it ran)."""
-        rows = self._spark.table(f"{self._database}.{self._prefix}_rows_{batchId}")
+        rows = self._spark.table(self._rowsView(batchId))
         try:
             self._onMicroBatch(rows, batchId)
         except Exception as error:  # the job's run keeps it, and fails with it
@@ -203,7 +216,6 @@ class RelayedQuery:
     def _answer(self, batchId: int, failure: str | None) -> None:
         literal = "CAST(NULL AS STRING)" if failure is None else _sqlString(failure)
         self._view(f"answer_{batchId}", f"{literal} AS failure")
-        self._lastAnswered = batchId
 
     def _renew(self) -> None:
         """Renew the lease every ``LEASE_RENEW_SECONDS`` until the query stops."""

@@ -66,6 +66,32 @@ def test_each_micro_batch_runs_once_in_the_client_and_commits_after_its_answer(c
     assert [table.name for table in leftViews] == []
 
 
+def test_the_client_lists_the_views_only_until_the_first_micro_batch(connect, tmp_path, monkeypatch):
+    """Each listing of the views is a Spark job on the server: once the client found the first
+    micro-batch, it looks each next one up by its name, which runs none, however long it waits."""
+    from pyspark.sql.connect.catalog import Catalog
+
+    listings, listingsAt = [], {}
+    listTables = Catalog.listTables
+    monkeypatch.setattr(Catalog, "listTables", lambda catalog, *args: listings.append(args) or listTables(catalog, *args))
+    source, checkpoint, seen = tmp_path / "in", tmp_path / "checkpoint", Counter()
+
+    def onMicroBatch(rows, batchId: int) -> None:
+        listingsAt[batchId] = len(listings)
+        seen.update(row.value for row in rows.collect())
+
+    query = RelayedQuery.start(lines(connect, source), onMicroBatch, str(checkpoint), "relayed-by-name", TRIGGER)
+    try:
+        for number in range(3):
+            (source / f"part-{number}.txt").write_text(f"line {number}\n")
+            eventually(lambda: seen[f"line {number}"] == 1, progress=lambda: len(committed(checkpoint)))
+        listedWhileRunning = len(listings)
+    finally:
+        query.stop()
+    assert sorted(listingsAt) == [0, 1, 2]
+    assert listingsAt[0] == listingsAt[1] == listingsAt[2] == listedWhileRunning
+
+
 def test_a_micro_batch_failed_in_the_client_fails_the_query_uncommitted(connect, tmp_path):
     """The client's error reaches the query's failure; Spark commits nothing."""
     source, checkpoint = tmp_path / "in", tmp_path / "checkpoint"
