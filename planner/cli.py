@@ -134,15 +134,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "plan":
             return planScript(target, scriptArgs, args.svg, args.dot, args.explain)
-        from sparkjet.coredag.runtime.session import REMOTE_VARIABLE  # imports pyspark, which planning never needs
+        # imports pyspark, which planning never needs
+        from sparkjet.coredag.runtime.session import REMOTE_VARIABLE, shownUrl
 
         if args.master and args.remote:
             runCommand.error("pass either --master or --remote: a Spark Connect server runs on its own master")
         if args.master and os.environ.get(REMOTE_VARIABLE):
             runCommand.error(
-                f"--master {args.master} with {REMOTE_VARIABLE} set ({os.environ[REMOTE_VARIABLE]}): every session "
-                f"would reach that Spark Connect server, which runs on its own master; unset {REMOTE_VARIABLE} for "
-                "the classic way on the master (spark-submit refuses both too)"
+                f"--master {args.master} with {REMOTE_VARIABLE} set ({shownUrl(os.environ[REMOTE_VARIABLE])}): "
+                f"every session would reach that Spark Connect server, which runs on its own master; unset "
+                f"{REMOTE_VARIABLE} for the classic way on the master (spark-submit refuses both too)"
             )
         if args.master:
             os.environ[MASTER_VARIABLE] = args.master

@@ -184,6 +184,11 @@ PROBE_SECONDS = 10.0
 """How long a Spark Connect server's port may take to accept a connection before sparkjet says it is not there."""
 
 
+def shownUrl(url: str) -> str:
+    """Return a Spark Connect URL as it may be shown: without its parameters, a token among them."""
+    return url.split(";", 1)[0]
+
+
 def checkServerListens(url: str) -> None:
     """Refuse a Spark Connect URL whose host and port accept no connection, at once: PySpark's
     client would retry it for minutes, saying nothing."""
@@ -194,9 +199,8 @@ def checkServerListens(url: str) -> None:
     try:
         socket.create_connection((host, port), timeout=PROBE_SECONDS).close()
     except OSError as error:
-        shown = url.split(";", 1)[0]  # without a token
         raise SessionError(
-            f"No Spark Connect server answers at '{shown}' ({error.strerror or error}): start one there "
+            f"No Spark Connect server answers at '{shownUrl(url)}' ({error.strerror or error}): start one there "
             "(PySpark's sbin/start-connect-server.sh), or correct the URL (Jet(remote=...), sparkjet run "
             f"--remote, or {REMOTE_VARIABLE})"
         ) from None

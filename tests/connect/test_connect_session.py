@@ -78,13 +78,14 @@ def test_a_connect_url_no_server_answers_at_is_refused_at_once_without_its_token
     "remote, sparkRemote, said",
     [
         (["--remote", "sc://host:15002"], None, "pass either --master or --remote"),
-        ([], "sc://host:15002", "--master local[2] with SPARK_REMOTE set (sc://host:15002): every session would reach"),
+        ([], "sc://host:15002/;token=secret", "--master local[2] with SPARK_REMOTE set (sc://host:15002/): every session"),
     ],
     ids=["--remote", "SPARK_REMOTE"],
 )
 def test_sparkjet_run_takes_either_master_or_remote(tmp_path, capsys, monkeypatch, remote, sparkRemote, said):
     """A master asked for is never dropped without a word for a Connect server, as spark-submit's
-    "Remote cannot be specified with master": neither beside --remote nor beside SPARK_REMOTE."""
+    "Remote cannot be specified with master": neither beside --remote nor beside SPARK_REMOTE,
+    whose URL is named without its token."""
     monkeypatch.delenv("SPARK_REMOTE", raising=False)
     if sparkRemote:
         monkeypatch.setenv("SPARK_REMOTE", sparkRemote)
@@ -93,7 +94,9 @@ def test_sparkjet_run_takes_either_master_or_remote(tmp_path, capsys, monkeypatc
     with pytest.raises(SystemExit) as exited:
         main(["run", "--master", "local[2]", *remote, str(script)])
     assert exited.value.code == 2
-    assert said in capsys.readouterr().err
+    printed = capsys.readouterr().err
+    assert said in printed
+    assert "secret" not in printed
 
 
 def test_the_tests_extra_installs_the_connect_client_and_ci_runs_the_connect_set():
